@@ -1,0 +1,76 @@
+"""The one error type of assetgate.
+
+Anything a client should see as a non-2xx answer is raised as an `AppError`; it is turned into the
+JSON Error object (spec §2.2) in exactly one place, `web.responses`. Messages are written for the
+client: they never hold a filesystem path, an upstream host's internals or a traceback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+
+class AppError(Exception):
+    """An expected failure with the status, message and headers the client should see."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        param: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        error_id: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.param = param
+        self.headers: dict[str, str] = dict(headers or {})
+        self.error_id = error_id
+
+    def __repr__(self) -> str:
+        return f"AppError({self.status}, {self.message!r})"
+
+    @classmethod
+    def bad_param(cls, name: str, expected: str, got: str | None = None) -> AppError:
+        received = "" if got is None else f", got {got[:64]!r}"
+        return cls(400, f"{name}: expected {expected}{received}", param=name)
+
+    @classmethod
+    def missing_param(cls, name: str) -> AppError:
+        return cls(400, f"{name}: required parameter is missing", param=name)
+
+    @classmethod
+    def not_found(cls, what: str = "not found") -> AppError:
+        # Same text for missing and unsafe paths: no oracle for what exists.
+        return cls(404, what)
+
+    @classmethod
+    def method_not_allowed(cls, method: str, allow: str) -> AppError:
+        return cls(405, f"method {method[:16]} is not allowed", headers={"Allow": allow})
+
+    @classmethod
+    def too_large(cls, message: str) -> AppError:
+        return cls(413, message)
+
+    @classmethod
+    def unsupported_media(cls, message: str = "unsupported or unreadable image format") -> AppError:
+        return cls(415, message)
+
+    @classmethod
+    def not_implemented(cls, message: str) -> AppError:
+        return cls(501, message)
+
+    @classmethod
+    def upstream(cls, message: str, status: int = 502) -> AppError:
+        return cls(status, message)
+
+    @classmethod
+    def rate_limited(cls, retry_after_s: int, headers: Mapping[str, str] | None = None) -> AppError:
+        merged = {"Retry-After": str(max(1, retry_after_s)), **(headers or {})}
+        return cls(429, "rate limit exceeded", headers=merged)
+
+    @classmethod
+    def overloaded(cls, retry_after_s: int = 1) -> AppError:
+        return cls(503, "server busy, retry later", headers={"Retry-After": str(retry_after_s)})

@@ -1,0 +1,7 @@
+"""HTTP edge of the packages part (placeholder until the part lands)."""
+
+from __future__ import annotations
+
+from assetgate.resources import Part
+
+PART = Part(name="packages", routes=[])

@@ -1,0 +1,67 @@
+"""Things born in the app's lifespan and shared by the parts, and the shape of a part.
+
+Each part (optimizer, packages, convert, whois) exposes one ``PART: Part``: its routes, its
+OpenAPI paths, and an optional lifespan that builds the part's own state from the shared
+resources. ``app.create_app`` composes them; the parts never import each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import httpx
+from starlette.requests import Request
+from starlette.routing import BaseRoute
+
+from assetgate.settings import Settings
+from assetgate.web.ratelimit import RateLimiter
+from assetgate.web.workgate import WorkGate
+
+
+@dataclass(slots=True)
+class Resources:
+    settings: Settings
+    http: httpx.AsyncClient
+    gate: WorkGate
+    limiter: RateLimiter
+
+    @classmethod
+    def build(cls, settings: Settings, http: httpx.AsyncClient) -> Resources:
+        return cls(
+            settings=settings,
+            http=http,
+            gate=WorkGate(settings.render_workers, settings.render_queue),
+            limiter=RateLimiter(
+                settings.rate_limit,
+                settings.rate_limit_storage,
+                fail_open=settings.rate_limit_fail_open,
+            ),
+        )
+
+
+PartLifespan = Callable[[Resources], AbstractAsyncContextManager[object]]
+
+
+@asynccontextmanager
+async def no_state(res: Resources) -> AsyncIterator[object]:
+    yield None
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    name: str
+    routes: Sequence[BaseRoute]
+    openapi: dict[str, Any] = field(default_factory=dict)
+    lifespan: PartLifespan = no_state
+
+
+def resources(request: Request) -> Resources:
+    return cast(Resources, request.state.resources)
+
+
+def part_state(request: Request, name: str) -> Any:
+    """The object a part's lifespan yielded, under the part's name."""
+    return getattr(request.state, name)

@@ -1,0 +1,98 @@
+"""Configuration: one pydantic-settings object, every field an ``ASSETGATE_*`` variable.
+
+No instance exists at import time: ``__main__`` (or a test) builds one and passes it down. Every
+field must appear in the README's configuration table; ``tests/test_docs.py`` checks that.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+DEMO_ROOT = Path(__file__).parent / "demo"
+
+
+def _default_store() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "assetgate" / "packages"
+
+
+def _split_csv(value: object) -> object:
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="ASSETGATE_", extra="ignore")
+
+    # --- server -------------------------------------------------------------------------------
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=0, le=65535)
+    workers: int = Field(default=1, ge=1, le=64)
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+
+    # --- optimizer (A) ------------------------------------------------------------------------
+    root: Path = DEMO_ROOT
+    cache_control: str = "public, max-age=86400, stale-while-revalidate=604800"
+    cors_origin: str = "*"
+    max_input_pixels: int = Field(default=50_000_000, ge=1)
+    max_upscale_pixels: int = Field(default=24_000_000, ge=1)
+    max_avif_pixels: int = Field(default=4_000_000, ge=1)
+    max_source_bytes: int = Field(default=100 * 1024 * 1024, ge=1)
+    max_animation_frames: int = Field(default=1000, ge=1)
+    disabled_codecs: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    render_workers: int = Field(default_factory=lambda: os.cpu_count() or 2, ge=1)
+    render_queue: int = Field(default=64, ge=0)
+    webp_effort: int = Field(default=2, ge=0, le=6)
+    avif_effort: int = Field(default=2, ge=0, le=9)
+    vips_concurrency: int = Field(default=1, ge=1)
+    asset_max_bytes: int = Field(default=8 * 1024 * 1024, ge=1)
+    asset_cache_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
+
+    # --- package library (B) ------------------------------------------------------------------
+    store: Path = Field(default_factory=_default_store)
+    store_max_bytes: int = Field(default=2 * 1024 * 1024 * 1024, ge=1)
+    npm_registry: str | None = None
+    library_api: str = "https://api.cdnjs.com"
+    library_files: str = "https://cdnjs.cloudflare.com/ajax/libs"
+    upstream_timeout_s: float = Field(default=10.0, gt=0)
+    search_cache_ttl_s: float = Field(default=60.0, ge=0)
+
+    # --- conversion (C) and the shared rate limiter -------------------------------------------
+    rate_limit: str = "100/10 seconds"
+    rate_limit_storage: str = "memory://"
+    rate_limit_fail_open: bool = True
+    rate_limit_parts: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["convert", "whois"]
+    )
+    trusted_proxies: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    upload_max_bytes: int = Field(default=25 * 1024 * 1024, ge=1)
+    upload_max_files: int = Field(default=20, ge=1)
+    upload_max_total_bytes: int = Field(default=100 * 1024 * 1024, ge=1)
+
+    # --- whois (D) ----------------------------------------------------------------------------
+    whois_servers: Path | None = None
+    rdap_bootstrap: Path | None = None
+    whois_restricted_tlds: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["edu", "mil"]
+    )
+    whois_timeout_s: float = Field(default=10.0, gt=0)
+    whois_cache_ttl_s: float = Field(default=6 * 3600.0, ge=0)
+    whois_negative_cache_ttl_s: float = Field(default=600.0, ge=0)
+
+    @field_validator(
+        "disabled_codecs",
+        "rate_limit_parts",
+        "trusted_proxies",
+        "whois_restricted_tlds",
+        mode="before",
+    )
+    @classmethod
+    def _comma_separated(cls, value: object) -> object:
+        """Lists come from the environment as ``a,b,c``, not JSON."""
+        return _split_csv(value)

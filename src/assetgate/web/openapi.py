@@ -1,0 +1,34 @@
+"""The OpenAPI 3.1 document, assembled from the parts' own declarative tables."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+API_VERSION = "1.2.2"
+
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["error", "code"],
+    "properties": {
+        "error": {"type": "string"},
+        "code": {"type": "integer"},
+        "error_id": {"type": "string"},
+    },
+}
+
+
+def make_document(paths: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    merged: dict[str, Any] = {}
+    for part in paths:
+        merged.update(part)
+    return {
+        "openapi": "3.1.1",
+        "info": {
+            "title": "assetgate",
+            "version": API_VERSION,
+            "description": "Image and asset optimizer, package library, WebP conversion, whois.",
+        },
+        "paths": merged,
+        "components": {"schemas": {"Error": ERROR_SCHEMA}},
+    }

@@ -1,0 +1,115 @@
+"""Typed readers over a query mapping; each rejection names the parameter (DESIGN C4).
+
+Pure: no Starlette, so any ``Mapping[str, str]`` works (tests pass plain dicts). ``alias`` is the
+short name (``w`` for ``width``); the long name wins when both are present, as the spec says.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import TypeVar
+
+from assetgate.errors import AppError
+
+T = TypeVar("T")
+
+_INT = re.compile(r"[+-]?[0-9]{1,9}")
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off", ""})
+
+
+def raw_value(query: Mapping[str, str], name: str, alias: str | None = None) -> str | None:
+    if name in query:
+        return query[name]
+    if alias is not None and alias in query:
+        return query[alias]
+    return None
+
+
+def read_int(
+    query: Mapping[str, str],
+    name: str,
+    *,
+    low: int,
+    high: int,
+    alias: str | None = None,
+    default: int | None = None,
+) -> int | None:
+    raw = raw_value(query, name, alias)
+    if raw is None:
+        return default
+    text = raw.strip()
+    if not _INT.fullmatch(text) or not low <= int(text) <= high:
+        raise AppError.bad_param(name, f"an integer {low}..{high}", raw)
+    return int(text)
+
+
+def require_int(query: Mapping[str, str], name: str, *, low: int, high: int, default: int) -> int:
+    value = read_int(query, name, low=low, high=high, default=default)
+    assert value is not None
+    return value
+
+
+def read_bool(
+    query: Mapping[str, str], name: str, *, alias: str | None = None, default: bool = False
+) -> bool:
+    raw = raw_value(query, name, alias)
+    if raw is None:
+        return default
+    lowered = raw.strip().lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise AppError.bad_param(name, "a boolean (true, false, 1 or 0)", raw)
+
+
+def read_flag(query: Mapping[str, str], name: str) -> bool:
+    """A 0/1 switch (``min``, ``compress``, ``safe``): nothing else is accepted."""
+    raw = raw_value(query, name)
+    if raw is None:
+        return False
+    if raw not in ("0", "1"):
+        raise AppError.bad_param(name, "0 or 1", raw)
+    return raw == "1"
+
+
+def read_choice(
+    query: Mapping[str, str],
+    name: str,
+    choices: Mapping[str, T],
+    *,
+    alias: str | None = None,
+    default: T | None = None,
+) -> T | None:
+    raw = raw_value(query, name, alias)
+    if raw is None:
+        return default
+    key = raw.strip().lower()
+    if key not in choices:
+        allowed = ", ".join(choices)
+        raise AppError.bad_param(name, f"one of {allowed}", raw)
+    return choices[key]
+
+
+def read_str(
+    query: Mapping[str, str],
+    name: str,
+    *,
+    min_len: int = 0,
+    max_len: int = 2048,
+    required: bool = False,
+    pattern: re.Pattern[str] | None = None,
+    expected: str | None = None,
+) -> str | None:
+    raw = raw_value(query, name)
+    if raw is None:
+        if required:
+            raise AppError.missing_param(name)
+        return None
+    if not min_len <= len(raw) <= max_len:
+        raise AppError.bad_param(name, f"{min_len}..{max_len} characters", raw)
+    if pattern is not None and not pattern.fullmatch(raw):
+        raise AppError.bad_param(name, expected or f"a value matching {pattern.pattern}", raw)
+    return raw

@@ -1,0 +1,114 @@
+"""Shared fixtures: settings on a temporary root, the real app through ASGI, real servers."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from assetgate.app import create_app
+from assetgate.settings import Settings
+
+REQUIRE_ALL = os.environ.get("ASSETGATE_REQUIRE_ALL") == "1"
+
+
+def require(condition: bool, reason: str) -> None:
+    """Skip with a named reason locally; fail in CI, where everything must be present."""
+    if condition:
+        return
+    if REQUIRE_ALL:
+        pytest.fail(f"required in CI: {reason}")
+    pytest.skip(reason)
+
+
+def require_binary(name: str) -> str:
+    path = shutil.which(name)
+    require(path is not None, f"{name} is not installed")
+    assert path is not None
+    return path
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def docroot(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def make_settings(docroot: Path, tmp_path: Path) -> Callable[..., Settings]:
+    def build(**overrides: Any) -> Settings:
+        values: dict[str, Any] = {
+            "root": docroot,
+            "store": tmp_path / "store",
+            "npm_registry": "http://127.0.0.1:9/",
+            "library_api": "http://127.0.0.1:9",
+            "library_files": "http://127.0.0.1:9/libs",
+        }
+        values.update(overrides)
+        return Settings(**values)
+
+    return build
+
+
+@pytest.fixture
+def settings(make_settings: Callable[..., Settings]) -> Settings:
+    return make_settings()
+
+
+@pytest.fixture
+async def client(settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
+    async with app_client(settings) as c:
+        yield c
+
+
+class app_client:
+    """The real app with its lifespan, over httpx's ASGI transport."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.app = create_app(settings)
+        self._ctx: Any = None
+        self._client: httpx.AsyncClient | None = None
+
+    async def __aenter__(self) -> httpx.AsyncClient:
+        self._ctx = self.app.router.lifespan_context(self.app)
+        state = await self._ctx.__aenter__()
+        transport = httpx.ASGITransport(app=_with_state(self.app, state))
+        self._client = httpx.AsyncClient(transport=transport, base_url="http://testserver")
+        return self._client
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._client is not None
+        await self._client.aclose()
+        await self._ctx.__aexit__(None, None, None)
+
+
+def _with_state(app: Any, state: dict[str, Any]) -> Any:
+    async def wrapped(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] in ("http", "websocket"):
+            scope = {**scope, "state": dict(state)}
+        await app(scope, receive, send)
+
+    return wrapped
+
+
+@pytest.fixture
+def free_port() -> Iterator[Callable[[], int]]:
+    import socket
+
+    def pick() -> int:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return int(s.getsockname()[1])
+
+    return pick

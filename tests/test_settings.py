@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assetgate.settings import DEMO_ROOT, Settings
+
+
+def test_defaults_serve_the_demo_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ASSETGATE_ROOT", raising=False)
+    assert Settings().root == DEMO_ROOT
+
+
+def test_every_field_reads_its_environment_variable(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("ASSETGATE_ROOT", str(tmp_path))
+    monkeypatch.setenv("ASSETGATE_PORT", "9123")
+    monkeypatch.setenv("ASSETGATE_WHOIS_RESTRICTED_TLDS", "edu, mil,gov")
+    monkeypatch.setenv("ASSETGATE_DISABLED_CODECS", "avif")
+    settings = Settings()
+    assert settings.root == tmp_path
+    assert settings.port == 9123
+    assert settings.whois_restricted_tlds == ["edu", "mil", "gov"]
+    assert settings.disabled_codecs == ["avif"]
+
+
+def test_invalid_values_are_rejected(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ASSETGATE_PORT", "70000")
+    with pytest.raises(ValueError, match="port"):
+        Settings()
