@@ -10,7 +10,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from assetgate.convert.routes import PART as CONVERT
 from assetgate.errors import AppError
@@ -49,7 +49,7 @@ def create_app(settings: Settings) -> Starlette:
                 state[part.name] = await stack.enter_async_context(part.lifespan(res))
             yield state
 
-    routes = [
+    routes: list[BaseRoute] = [
         Route("/healthz", healthz, methods=["GET", "HEAD"]),
         Route("/openapi.json", openapi, methods=["GET", "HEAD"]),
     ]

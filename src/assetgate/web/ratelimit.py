@@ -34,7 +34,9 @@ class Quota:
 class RateLimiter:
     def __init__(self, rule: str, storage_uri: str, *, fail_open: bool = True) -> None:
         self.item: RateLimitItem = parse(rule)
-        self.storage: Storage = storage_from_string(_async_uri(storage_uri))
+        storage = storage_from_string(_async_uri(storage_uri))
+        assert isinstance(storage, Storage)
+        self.storage = storage
         self.strategy = MovingWindowRateLimiter(self.storage)
         self.fail_open = fail_open
 
