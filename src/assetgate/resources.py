@@ -65,3 +65,17 @@ def resources(request: Request) -> Resources:
 def part_state(request: Request, name: str) -> Any:
     """The object a part's lifespan yielded, under the part's name."""
     return getattr(request.state, name)
+
+
+async def spend_budget(request: Request, part: str) -> dict[str, str]:
+    """Count this request against the shared rate limit when ``part`` is rate limited.
+
+    Returns the RateLimit header fields to add to the response; raises a 429 AppError when the
+    client is over its budget.
+    """
+    res = resources(request)
+    if part not in res.settings.rate_limit_parts:
+        return {}
+    client = request.client.host if request.client else "unknown"
+    await res.limiter.hit(client)
+    return {}

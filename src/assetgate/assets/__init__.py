@@ -1,0 +1,1 @@
+"""CSS and JavaScript: minify, safe-mode tidy, gzip, cache — shared by the optimizer and packages."""
