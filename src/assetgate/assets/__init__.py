@@ -1,1 +1,4 @@
-"""CSS and JavaScript: minify, safe-mode tidy, gzip, cache — shared by the optimizer and packages."""
+"""CSS and JavaScript: minify, safe-mode tidy, gzip, cache.
+
+Shared by the optimizer and the package library.
+"""
