@@ -1,0 +1,347 @@
+"""Header probes and checked decoding of untrusted images (libvips first, Pillow where needed).
+
+Every decode is strict: libvips loaders run with ``fail_on=error`` so a truncated or corrupt file is
+an error (-> 415), not a grey half-image cached for a year; Pillow runs with ``formats=`` pinned to
+the one sniffed format and truncated images refused. Limits are decided from headers before any
+pixel is decoded. pyvips-binary has no BMP, TGA or PNM loader and libvips' PNG loader sees only the
+first APNG frame, so those go through Pillow; HEIC (HEVC) goes through pillow-heif because the
+wheel's libheif has no HEVC decoder. User strings never reach ``new_from_file`` (which parses
+``[options]`` out of file names): files are opened as ``pyvips.Source`` objects.
+
+API:
+- ``ImageInput = bytes | bytearray | memoryview | Path | str`` (a str is a file path).
+- ``SourceInfo(width, height, pages, has_alpha, fmt, orientation)``: ``width``/``height`` are one
+  frame's size as displayed, i.e. after EXIF ``orientation`` (1..8) is applied; ``pages`` is the
+  frame count of an animation (1 otherwise); ``.pixels`` = width*height, ``.animated``.
+- ``probe(src, fmt, *, max_pixels, disabled=()) -> SourceInfo``: header only. Raises AppError 413
+  when one frame exceeds ``max_pixels``, 415 when the header cannot be read, 501 when the codec is
+  disabled (``disabled`` = ASSETGATE_DISABLED_CODECS names) or missing.
+- ``open_image(src, fmt, *, max_pixels, animated=False, disabled=(), max_frames=1000,
+  size=None) -> pyvips.Image``: decoded lazily but strictly, EXIF-rotated, 8-bit sRGB (or 8-bit
+  grey), 1..4 bands with alpha last. ``animated=True`` keeps every frame of a GIF/WebP/APNG as a
+  "toilet roll" (``page-height``, ``delay``, ``loop`` set) and applies ``max_pixels`` to all frames
+  together; more than ``max_frames`` frames -> 413. ``size=(w, h)`` resizes to exactly w x h while
+  loading (libvips shrink-on-load: JPEG DCT scaling, WebP/HEIF scale) - pass the display-space size
+  you want, the caller keeps the aspect ratio. ``info`` = the result of an earlier ``probe`` of
+  the same input, to skip a second header read.
+- ``decoding()``: context manager turning the lazy ``pyvips.Error`` of a decode (raised when the
+  pixels are finally computed, typically inside ``encode``) into AppError 415. Wrap the whole
+  load -> process -> encode sequence in it.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import pyvips
+from PIL import Image as PILImage
+from PIL import ImageSequence, UnidentifiedImageError
+
+from assetgate.errors import AppError
+from assetgate.imaging.formats import InputFormat, codec_disabled
+
+log = logging.getLogger("assetgate.imaging")
+
+ImageInput = bytes | bytearray | memoryview | Path | str
+
+#: Formats whose frames we keep when animation is asked for.
+ANIMATED_FORMATS: Final = frozenset({"gif", "webp", "apng"})
+
+_VIPS_LOADERS: Final[dict[str, str]] = {
+    "jpeg": "jpegload_source",
+    "png": "pngload_source",
+    "apng": "pngload_source",
+    "gif": "gifload_source",
+    "webp": "webpload_source",
+    "tiff": "tiffload_source",
+    "avif": "heifload_source",
+    "heif": "heifload_source",
+}
+_PILLOW_FORMATS: Final[dict[str, str]] = {"bmp": "BMP", "tga": "TGA", "pnm": "PPM", "apng": "PNG"}
+_ALPHA_MODES: Final = frozenset({"RGBA", "LA", "PA", "RGBa", "La"})
+
+
+@dataclass(frozen=True, slots=True)
+class SourceInfo:
+    width: int
+    height: int
+    pages: int
+    has_alpha: bool
+    fmt: InputFormat
+    orientation: int = 1
+
+    @property
+    def pixels(self) -> int:
+        return self.width * self.height
+
+    @property
+    def animated(self) -> bool:
+        return self.pages > 1 and self.fmt in ANIMATED_FORMATS
+
+
+@contextmanager
+def decoding() -> Iterator[None]:
+    try:
+        yield
+    except pyvips.Error as exc:
+        detail = f"{exc.message} {exc.detail}".lower()
+        if "save" in detail and "load" not in detail and "premature" not in detail:
+            raise  # an encoder failure is ours (500), not the client's
+        log.info("undecodable image: %s", exc.detail.strip())
+        raise AppError.unsupported_media("image data is truncated or corrupt") from None
+    except (OSError, SyntaxError, ValueError, EOFError) as exc:  # Pillow's decode failures
+        log.info("undecodable image: %s", exc)
+        raise AppError.unsupported_media("image data is truncated or corrupt") from None
+
+
+# --- probe ----------------------------------------------------------------------------------
+
+
+def probe(
+    src: ImageInput, fmt: InputFormat, *, max_pixels: int, disabled: Collection[str] = ()
+) -> SourceInfo:
+    _check_codec(fmt, disabled)
+    with decoding():
+        info = _probe_pillow(src, fmt) if fmt in _PILLOW_FORMATS else _probe_vips(src, fmt)
+    if info.pixels > max_pixels:
+        raise _too_large(info.width, info.height, max_pixels)
+    return info
+
+
+def _probe_vips(src: ImageInput, fmt: InputFormat) -> SourceInfo:
+    image = _vips_load(src, fmt, access="sequential")
+    orientation = _orientation(image) if fmt not in ("heif", "avif") else 1
+    width, height = image.width, image.height
+    pages = 1
+    if fmt in ANIMATED_FORMATS and image.get_typeof("n-pages"):
+        pages = max(1, int(image.get("n-pages")))
+    if orientation >= 5:
+        width, height = height, width
+    return SourceInfo(width, height, pages, bool(image.hasalpha()), fmt, orientation)
+
+
+def _probe_pillow(src: ImageInput, fmt: InputFormat) -> SourceInfo:
+    with _pillow_open(src, fmt) as im:
+        width, height = im.size
+        pages = int(getattr(im, "n_frames", 1)) if fmt == "apng" else 1
+        alpha = im.mode in _ALPHA_MODES or "transparency" in im.info
+        return SourceInfo(width, height, max(1, pages), alpha, fmt, 1)
+
+
+# --- open -----------------------------------------------------------------------------------
+
+
+def open_image(
+    src: ImageInput,
+    fmt: InputFormat,
+    *,
+    max_pixels: int,
+    animated: bool = False,
+    disabled: Collection[str] = (),
+    max_frames: int = 1000,
+    size: tuple[int, int] | None = None,
+    info: SourceInfo | None = None,
+) -> pyvips.Image:
+    if info is None:
+        info = probe(src, fmt, max_pixels=max_pixels, disabled=disabled)
+    else:
+        _check_codec(fmt, disabled)
+    keep_frames = animated and info.animated
+    if keep_frames:
+        if info.pages > max_frames:
+            raise AppError.too_large(
+                f"animation has {info.pages} frames, more than the limit of {max_frames}"
+            )
+        if info.pixels * info.pages > max_pixels:
+            raise _too_large(info.width, info.height * info.pages, max_pixels)
+    with decoding():
+        if fmt == "apng" and keep_frames:
+            image = _apng_frames(src)
+        elif fmt in ("bmp", "tga", "pnm") or (fmt == "heif" and _needs_pillow_heif(src)):
+            image = _pillow_decode(src, fmt)
+        elif size is not None:
+            return _thumbnail(src, fmt, size, keep_frames)
+        else:
+            image = _vips_load(src, fmt, access="random", pages=-1 if keep_frames else 1)
+            if not keep_frames:
+                image = image.autorot()
+            image = to_srgb8(image)
+        if size is not None:
+            image = image.thumbnail_image(size[0], height=size[1], size="force")
+            image = to_srgb8(image)
+    return image
+
+
+def _thumbnail(
+    src: ImageInput, fmt: InputFormat, size: tuple[int, int], keep_frames: bool
+) -> pyvips.Image:
+    options = "fail_on=error" + (",n=-1" if keep_frames else "")
+    # NB: thumbnail's own fail_on argument is not passed on to the loader; option_string is.
+    source = _vips_source(src)
+    image = pyvips.Image.thumbnail_source(
+        source, size[0], height=size[1], size="force", option_string=options
+    )
+    return to_srgb8(_keep_alive(image, source))
+
+
+def _vips_source(src: ImageInput) -> pyvips.Source:
+    if isinstance(src, Path | str):
+        return pyvips.Source.new_from_file(str(src))
+    return pyvips.Source.new_from_memory(src)
+
+
+def _vips_load(src: ImageInput, fmt: InputFormat, *, access: str, pages: int = 1) -> pyvips.Image:
+    loader = _VIPS_LOADERS[fmt]
+    options: dict[str, Any] = {"access": access, "fail_on": "error"}
+    if pages != 1:
+        options["n"] = pages
+    source = _vips_source(src)
+    return _keep_alive(pyvips.Operation.call(loader, source, **options), source)
+
+
+def _keep_alive(image: pyvips.Image, source: pyvips.Source) -> pyvips.Image:
+    """A memory source must outlive every image computed from it (pyvips only tracks this for
+    ``new_from_source``, and its references travel from input to output images)."""
+    image._references.append(source)
+    return image
+
+
+def to_srgb8(image: pyvips.Image) -> pyvips.Image:
+    """Any decoded image -> 8-bit sRGB (3/4 bands) or 8-bit grey (1/2 bands), alpha kept."""
+    if image.get_typeof("icc-profile-data"):
+        try:
+            image = image.icc_transform("srgb", embedded=True, intent="perceptual", depth=8)
+        except pyvips.Error:
+            log.info("ignoring an unusable embedded ICC profile")
+        image = image.copy()
+        image.remove("icc-profile-data")
+    interpretation = image.interpretation
+    if interpretation in ("b-w", "grey16"):
+        if interpretation == "grey16" or image.format != "uchar":
+            image = image.colourspace("b-w")
+    elif interpretation in ("cmyk", "lab", "labs", "lch", "xyz", "scrgb", "hsv", "rgb16", "yxy"):
+        image = image.colourspace("srgb")
+    elif interpretation != "srgb" or image.bands not in (3, 4):
+        if image.bands in (1, 2):
+            image = image.copy(interpretation="b-w")
+        elif image.bands >= 3:
+            if image.bands > 4:
+                image = image.extract_band(0, n=4)
+            image = image.copy(interpretation="srgb")
+    if image.format != "uchar":
+        if image.format == "ushort":
+            image = (image >> 8).cast("uchar")
+        elif image.format in ("float", "double", "complex", "dpcomplex"):
+            image = image.cast("uchar")
+        else:
+            image = image.cast("uchar", shift=False)
+    return image
+
+
+def _orientation(image: pyvips.Image) -> int:
+    if not image.get_typeof("orientation"):
+        return 1
+    value = int(image.get("orientation"))
+    return value if 1 <= value <= 8 else 1
+
+
+# --- Pillow and pillow-heif paths ----------------------------------------------------------
+
+
+def _pillow_open(src: ImageInput, fmt: InputFormat) -> PILImage.Image:
+    stream: Any = src if isinstance(src, Path | str) else io.BytesIO(src)
+    try:
+        return PILImage.open(stream, formats=[_PILLOW_FORMATS[fmt]])
+    except (PILImage.DecompressionBombError, PILImage.DecompressionBombWarning):
+        raise AppError.too_large("image dimensions exceed the decoder's safety limit") from None
+    except UnidentifiedImageError:
+        raise AppError.unsupported_media("image header cannot be read") from None
+
+
+def _pillow_decode(src: ImageInput, fmt: InputFormat) -> pyvips.Image:
+    if fmt == "heif":
+        return _heif_decode(src)
+    with _pillow_open(src, fmt) as im:
+        im.load()
+        return from_pillow(im)
+
+
+def from_pillow(im: PILImage.Image) -> pyvips.Image:
+    """A decoded Pillow image -> 8-bit vips image (grey, grey+alpha, RGB or RGBA)."""
+    alpha = im.mode in _ALPHA_MODES or "transparency" in im.info
+    if im.mode == "F" or im.mode.startswith("I"):
+        im = im.convert("I").point(lambda v: v * (1 / 257))  # 16-bit samples -> 0..255
+    grey = im.mode in ("1", "L", "LA", "La", "I")
+    target = ("LA" if alpha else "L") if grey else ("RGBA" if alpha else "RGB")
+    converted = im.convert(target)
+    bands = len(target)
+    image = pyvips.Image.new_from_memory(
+        converted.tobytes(), converted.width, converted.height, bands, "uchar"
+    )
+    return image.copy(interpretation="b-w" if bands <= 2 else "srgb")
+
+
+def _apng_frames(src: ImageInput) -> pyvips.Image:
+    with _pillow_open(src, "apng") as im:
+        width, height = im.size
+        delays: list[int] = []
+        chunks: list[bytes] = []
+        for frame in ImageSequence.Iterator(im):
+            chunks.append(frame.convert("RGBA").tobytes())
+            delays.append(int(frame.info.get("duration", 100) or 100))
+        loop = int(im.info.get("loop", 0))
+    image = pyvips.Image.new_from_memory(b"".join(chunks), width, height * len(chunks), 4, "uchar")
+    image = image.copy(interpretation="srgb")
+    image.set_type(pyvips.GValue.gint_type, "page-height", height)
+    image.set_type(pyvips.GValue.array_int_type, "delay", delays)
+    image.set_type(pyvips.GValue.gint_type, "loop", loop)
+    return image
+
+
+def _needs_pillow_heif(src: ImageInput) -> bool:
+    """The wheel's libheif decodes AV1 but not HEVC; read the header to know which we have."""
+    try:
+        header = _vips_load(src, "heif", access="sequential")
+    except pyvips.Error:
+        return True
+    compression = header.get("heif-compression") if header.get_typeof("heif-compression") else ""
+    return str(compression).lower() != "av1"
+
+
+def _heif_decode(src: ImageInput) -> pyvips.Image:
+    try:
+        import pillow_heif
+    except ImportError:  # pragma: no cover - a dependency, but keep the 501 honest
+        raise AppError.not_implemented("no HEIC/HEIF decoder is installed") from None
+    data: Any = str(src) if isinstance(src, Path | str) else bytes(src)
+    try:
+        heif = pillow_heif.open_heif(data, convert_hdr_to_8bit=True)
+        im = heif.to_pillow()
+    except (ValueError, RuntimeError) as exc:
+        raise AppError.unsupported_media("image data is truncated or corrupt") from exc
+    return from_pillow(im)
+
+
+# --- checks ---------------------------------------------------------------------------------
+
+
+def _check_codec(fmt: InputFormat, disabled: Collection[str]) -> None:
+    if codec_disabled(fmt, disabled):
+        raise AppError.not_implemented(f"the {fmt} decoder is not available on this server")
+    loader = _VIPS_LOADERS.get(fmt)
+    if fmt not in _PILLOW_FORMATS and loader and not pyvips.type_find("VipsOperation", loader):
+        raise AppError.not_implemented(f"the {fmt} decoder is not available on this server")
+
+
+def _too_large(width: int, height: int, max_pixels: int) -> AppError:
+    megapixels = width * height / 1e6
+    return AppError.too_large(
+        f"image is {width}x{height} ({megapixels:.1f} MP), over the input limit of "
+        f"{max_pixels / 1e6:g} MP"
+    )
