@@ -34,11 +34,7 @@ class Resources:
             settings=settings,
             http=http,
             gate=WorkGate(settings.render_workers, settings.render_queue),
-            limiter=RateLimiter(
-                settings.rate_limit,
-                settings.rate_limit_storage,
-                fail_open=settings.rate_limit_fail_open,
-            ),
+            limiter=RateLimiter.from_settings(settings),
         )
 
 
@@ -70,12 +66,15 @@ def part_state(request: Request, name: str) -> Any:
 async def spend_budget(request: Request, part: str) -> dict[str, str]:
     """Count this request against the shared rate limit when ``part`` is rate limited.
 
-    Returns the RateLimit header fields to add to the response; raises a 429 AppError when the
-    client is over its budget.
+    Returns the RateLimit header fields to add to the response (empty when ``part`` is not
+    limited, or while the storage is down and the limiter fails open). Raises a 429 AppError that
+    already carries ``Retry-After`` and the fields when the client is over its budget, or a 503
+    when the storage is down and the limiter fails closed. A part that raises its own AppError
+    after this call should add the returned fields to it, so every limited answer has them.
     """
     res = resources(request)
     if part not in res.settings.rate_limit_parts:
         return {}
-    client = request.client.host if request.client else "unknown"
-    await res.limiter.hit(client)
-    return {}
+    peer = request.client.host if request.client else None
+    client = res.limiter.client_key(peer, request.headers.getlist("x-forwarded-for"))
+    return await res.limiter.hit(client)

@@ -1,14 +1,33 @@
-"""Shared request budget over the ``limits`` library (moving window).
+"""The shared request budget: one moving window per client, over the ``limits`` library.
 
-Storage ``memory://`` by default; ``redis://host:port`` shares one budget between workers and
-machines. (First version; the conversion issue owns its headers and failure policy.)
+Spec §8: more than 100 requests in 10 seconds answers 429, and the budget is shared among the
+rate-limited interfaces, so every part spends from the same key (the client address), never a
+per-route one. Storage is ``memory://`` (one process) or ``redis://host:port`` (one budget for
+every worker and machine that points at the same Redis).
+
+What a client sees (draft-ietf-httpapi-ratelimit-headers-10, RFC 6585 §4, RFC 9110 §10.2.3):
+every limited response carries ``RateLimit-Policy: "default";q=100;w=10`` and
+``RateLimit: "default";r=<remaining>;t=<seconds>``; over the budget the answer is a 429 JSON
+error with ``Retry-After`` and the same two fields.
+
+The limiter is a safety valve, not the service: when the storage is unreachable it lets requests
+through and logs a warning (``fail_open``), or answers 503 with ``Retry-After`` when configured
+closed. It never turns a storage failure into a 500.
+
+The client address comes from the socket. ``X-Forwarded-For`` is believed only when the socket
+peer is a configured trusted proxy, and then only as far back as the chain stays trusted: a client
+can prepend anything it likes, so the right-most untrusted hop is the one that counts.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import logging
+import math
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from limits import RateLimitItem, parse
 from limits.aio.storage import Storage
@@ -16,35 +35,230 @@ from limits.aio.strategies import MovingWindowRateLimiter
 from limits.storage import storage_from_string
 
 from assetgate.errors import AppError
+from assetgate.settings import Settings
 
 log = logging.getLogger("assetgate.ratelimit")
 
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
-def _async_uri(uri: str) -> str:
-    return uri if uri.startswith("async+") else f"async+{uri}"
+POLICY_NAME: Final = "default"
+# One namespace for the whole service: every part spends from the same budget (spec §8).
+KEY_NAMESPACE: Final = "assetgate"
+# A storage that does not answer within these bounds counts as unreachable; a rate limiter must
+# never hold a request longer than the work it protects.
+STORAGE_CONNECT_TIMEOUT_S: Final = 1.0
+STORAGE_STREAM_TIMEOUT_S: Final = 1.0
+# While the storage stays down, repeat the warning at most this often instead of once a request.
+OUTAGE_LOG_INTERVAL_S: Final = 60.0
+# Retry-After of the fail-closed 503.
+OUTAGE_RETRY_AFTER_S: Final = 5
+_REDIS_SCHEMES: Final = ("redis", "rediss", "redis+unix", "valkey", "valkeys", "valkey+unix")
+UNKNOWN_CLIENT: Final = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """A quota of ``quota`` requests per ``window_s`` seconds (the RateLimit-Policy item)."""
+
+    quota: int
+    window_s: int
+    name: str = POLICY_NAME
 
 
 @dataclass(frozen=True, slots=True)
 class Quota:
-    limit: int
+    """What is left of a client's budget after this request."""
+
+    policy: Policy
     remaining: int
     reset_s: int
 
 
+def parse_rule(rule: str) -> RateLimitItem:
+    """``"100/10 seconds"`` (``limits`` notation) -> one rate-limit item; ValueError when bad."""
+    try:
+        item = parse(rule)
+    except ValueError as exc:
+        raise ValueError(f"rate limit {rule!r} is not in limits notation: {exc}") from None
+    if item.amount < 1:
+        raise ValueError(f"rate limit {rule!r} must allow at least one request")
+    return item
+
+
+def make_policy(item: RateLimitItem) -> Policy:
+    return Policy(quota=item.amount, window_s=int(item.get_expiry()))
+
+
+def make_headers(quota: Quota) -> dict[str, str]:
+    """The two IETF fields of draft-ietf-httpapi-ratelimit-headers-10 (structured-field lists)."""
+    policy = quota.policy
+    return {
+        "RateLimit-Policy": f'"{policy.name}";q={policy.quota};w={policy.window_s}',
+        "RateLimit": f'"{policy.name}";r={max(0, quota.remaining)};t={max(0, quota.reset_s)}',
+    }
+
+
+def parse_networks(entries: Iterable[str]) -> tuple[Network, ...]:
+    """Trusted proxies as addresses or CIDR networks; ValueError names the bad entry."""
+    networks: list[Network] = []
+    for entry in entries:
+        text = entry.strip()
+        if not text:
+            continue
+        try:
+            networks.append(ipaddress.ip_network(text, strict=False))
+        except ValueError:
+            raise ValueError(f"trusted proxy {text!r} is not an address or network") from None
+    return tuple(networks)
+
+
+def _parse_hop(text: str) -> Address | None:
+    """One X-Forwarded-For entry: ``1.2.3.4``, ``1.2.3.4:5678``, ``::1`` or ``[::1]:80``."""
+    hop = text.strip()
+    if hop.startswith("["):
+        hop = hop[1:].split("]", 1)[0]
+    elif hop.count(":") == 1:
+        hop = hop.split(":", 1)[0]
+    try:
+        address = ipaddress.ip_address(hop)
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+def _is_trusted(address: Address, trusted: Sequence[Network]) -> bool:
+    return any(address.version == net.version and address in net for net in trusted)
+
+
+def client_address(
+    peer: str | None, forwarded_for: Sequence[str], trusted: Sequence[Network]
+) -> str:
+    """The address a budget is charged to.
+
+    ``forwarded_for`` holds the raw ``X-Forwarded-For`` header lines in order. Walking from the
+    right, each trusted hop hands over to the address it saw; the first untrusted (or the
+    left-most) address wins. An unparsable entry stops the walk at the last address we trust to
+    have been written by a proxy, so garbage can never reset a client's budget.
+    """
+    if peer is None:
+        return UNKNOWN_CLIENT
+    current = _parse_hop(peer)
+    if current is None:
+        return peer
+    if not trusted or not _is_trusted(current, trusted):
+        return str(current)
+    hops = [hop for line in forwarded_for for hop in line.split(",") if hop.strip()]
+    for raw in reversed(hops):
+        hop = _parse_hop(raw)
+        if hop is None:
+            break
+        current = hop
+        if not _is_trusted(current, trusted):
+            break
+    return str(current)
+
+
+def _storage_options(uri: str) -> dict[str, float | bool]:
+    options: dict[str, float | bool] = {"wrap_exceptions": True}
+    if uri.split("://", 1)[0].removeprefix("async+") in _REDIS_SCHEMES:
+        options["connect_timeout"] = STORAGE_CONNECT_TIMEOUT_S
+        options["stream_timeout"] = STORAGE_STREAM_TIMEOUT_S
+    return options
+
+
+def open_storage(uri: str) -> Storage:
+    """An async ``limits`` storage for ``memory://`` or ``redis://…`` (``async+`` implied)."""
+    async_uri = uri if uri.startswith("async+") else f"async+{uri}"
+    storage = storage_from_string(async_uri, **_storage_options(uri))
+    if not isinstance(storage, Storage):  # pragma: no cover - limits always honours async+
+        raise ValueError(f"rate limit storage {uri!r} has no asynchronous implementation")
+    return storage
+
+
 class RateLimiter:
-    def __init__(self, rule: str, storage_uri: str, *, fail_open: bool = True) -> None:
-        self.item: RateLimitItem = parse(rule)
-        storage = storage_from_string(_async_uri(storage_uri))
-        assert isinstance(storage, Storage)
-        self.storage = storage
+    """One shared budget; ``hit`` charges a request and answers with the header fields."""
+
+    def __init__(
+        self,
+        rule: str,
+        storage_uri: str,
+        *,
+        fail_open: bool = True,
+        trusted_proxies: Iterable[str] = (),
+    ) -> None:
+        self.item: RateLimitItem = parse_rule(rule)
+        self.policy = make_policy(self.item)
+        self.storage = open_storage(storage_uri)
         self.strategy = MovingWindowRateLimiter(self.storage)
         self.fail_open = fail_open
+        self.trusted = parse_networks(trusted_proxies)
+        self._down_since: float | None = None
+        self._last_warning = -math.inf
 
-    async def hit(self, key: str) -> Quota:
-        """Count one request for ``key``; raise a 429 AppError when over the budget."""
-        allowed = await self.strategy.hit(self.item, key)
-        stats = await self.strategy.get_window_stats(self.item, key)
-        reset_s = max(0, int(stats.reset_time - time.time()) + 1)
+    @classmethod
+    def from_settings(cls, settings: Settings) -> RateLimiter:
+        return cls(
+            settings.rate_limit,
+            settings.rate_limit_storage,
+            fail_open=settings.rate_limit_fail_open,
+            trusted_proxies=settings.trusted_proxies,
+        )
+
+    def client_key(self, peer: str | None, forwarded_for: Sequence[str] = ()) -> str:
+        return client_address(peer, forwarded_for, self.trusted)
+
+    async def hit(self, client: str) -> dict[str, str]:
+        """Charge one request to ``client``.
+
+        Returns the RateLimit fields for the response (empty while the storage is down and the
+        limiter fails open). Raises a 429 AppError (with ``Retry-After`` and the fields) when the
+        budget is spent, or a 503 when the storage is down and the limiter fails closed.
+        """
+        try:
+            allowed = await self.strategy.hit(self.item, KEY_NAMESPACE, client)
+            stats = await self.strategy.get_window_stats(self.item, KEY_NAMESPACE, client)
+        except Exception as exc:
+            # Whatever the storage client raises (StorageError, a socket error, a timeout, a
+            # protocol error after a restart) means "no answer": decided by policy, never a 500.
+            # CancelledError is a BaseException and still propagates.
+            return self._on_storage_failure(exc)
+        self._on_storage_success()
+        reset_s = max(1, math.ceil(stats.reset_time - time.time()))
+        quota = Quota(self.policy, stats.remaining, reset_s)
+        headers = make_headers(quota)
         if not allowed:
-            raise AppError.rate_limited(reset_s)
-        return Quota(self.item.amount, stats.remaining, reset_s)
+            raise AppError.rate_limited(reset_s, headers)
+        return headers
+
+    def _on_storage_failure(self, exc: Exception) -> dict[str, str]:
+        now = time.monotonic()
+        if self._down_since is None:
+            self._down_since = now
+        if now - self._last_warning >= OUTAGE_LOG_INTERVAL_S:
+            self._last_warning = now
+            action = "letting requests through" if self.fail_open else "answering 503"
+            log.warning(
+                "rate limit storage unreachable (%s: %s); %s",
+                type(exc).__name__,
+                str(exc)[:200],
+                action,
+            )
+        if self.fail_open:
+            return {}
+        raise AppError(
+            503,
+            "rate limiter unavailable, retry later",
+            headers={"Retry-After": str(OUTAGE_RETRY_AFTER_S)},
+        )
+
+    def _on_storage_success(self) -> None:
+        if self._down_since is not None:
+            log.info(
+                "rate limit storage reachable again after %.1f s",
+                time.monotonic() - self._down_since,
+            )
+            self._down_since = None
+            self._last_warning = -math.inf
