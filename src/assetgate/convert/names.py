@@ -1,0 +1,98 @@
+"""Upload file names -> safe output names, and the extension gate of spec §4.3.
+
+Pure: no I/O. A client-supplied file name is untrusted text: it may carry directories (``../x``,
+``C:\\x``), control characters, or collide with another upload's name. Only its last path
+segment survives, reduced to a conservative character set, and duplicates are numbered in upload
+order (``a.webp``, ``a-1.webp``) the way browsers number downloads.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from typing import Final
+from urllib.parse import quote
+
+# Extensions of the input formats the imaging floor accepts (spec §4.1 ``file`` row: JPEG,
+# PNG/APNG, GIF, WebP, AVIF, BMP, TIFF, TGA, PBM, HEIC/HEIF). The extension is only a gate the spec
+# asks for; the decoder is always chosen from the file's magic bytes.
+IMAGE_EXTENSIONS: Final = frozenset(
+    {
+        "jpg", "jpeg", "jpe", "jfif", "png", "apng", "gif", "webp", "avif", "bmp", "dib",
+        "tif", "tiff", "tga", "icb", "vda", "vst", "pbm", "pgm", "ppm", "pnm", "heic", "heif",
+        "heics", "heifs", "hif",
+    }
+)  # fmt: skip
+OUTPUT_SUFFIX: Final = ".webp"
+FALLBACK_STEM: Final = "image"
+MAX_STEM_CHARS: Final = 100
+MAX_SHOWN_NAME_CHARS: Final = 80
+
+_UNSAFE: Final = re.compile(r"[^\w.\- ()\[\]+,=@~]")
+
+
+def base_name(filename: str) -> str:
+    """The last segment of a client path; both separators, as Windows browsers send ``C:\\x``."""
+    return re.split(r"[/\\]", filename)[-1]
+
+
+def extension(filename: str) -> str:
+    name = base_name(filename)
+    stem, dot, ext = name.rpartition(".")
+    return ext.lower() if dot and stem.strip(". ") else ""
+
+
+def has_image_extension(filename: str) -> bool:
+    return extension(filename) in IMAGE_EXTENSIONS
+
+
+def shown_name(filename: str) -> str:
+    """The file name as an error message may repeat it: one line, printable, bounded."""
+    cleaned = "".join(ch if ch.isprintable() else "?" for ch in base_name(filename))
+    if len(cleaned) > MAX_SHOWN_NAME_CHARS:
+        cleaned = cleaned[: MAX_SHOWN_NAME_CHARS - 1] + "…"
+    return cleaned or "(unnamed)"
+
+
+def safe_stem(filename: str) -> str:
+    """A stem fit for a ZIP entry and a Content-Disposition: no directories, no ``..``."""
+    name = unicodedata.normalize("NFC", base_name(filename))
+    stem = name.rpartition(".")[0] if extension(filename) else name
+    stem = re.sub(" +", " ", _UNSAFE.sub("_", stem))
+    # Leading dots would make hidden files or ``..``; trailing dots and spaces are dropped by
+    # Windows when extracting, which would make two distinct entries collide.
+    stem = stem.strip(" .")
+    stem = stem[:MAX_STEM_CHARS].rstrip(" .")
+    return stem or FALLBACK_STEM
+
+
+def make_entry_names(filenames: Sequence[str]) -> list[str]:
+    """``<stem>.webp`` per upload, in upload order, unique without regard to case.
+
+    Case-insensitive uniqueness because the archive is usually extracted onto a filesystem that
+    folds case (macOS, Windows), where ``A.webp`` and ``a.webp`` would overwrite each other.
+    """
+    stems = [safe_stem(name) for name in filenames]
+    taken = {stem.casefold() for stem in stems}
+    used: set[str] = set()
+    names: list[str] = []
+    for stem in stems:
+        candidate = stem
+        number = 0
+        # A numbered name that another upload carries as its own (``a-1.png``) is left to it.
+        while candidate.casefold() in used or (number and candidate.casefold() in taken):
+            number += 1
+            candidate = f"{stem}-{number}"
+        used.add(candidate.casefold())
+        names.append(candidate + OUTPUT_SUFFIX)
+    return names
+
+
+def make_content_disposition(name: str) -> str:
+    """``attachment`` with an ASCII ``filename`` and, when needed, RFC 6266/8187 ``filename*``."""
+    ascii_name = name.encode("ascii", "replace").decode("ascii").replace("?", "_")
+    ascii_name = ascii_name.replace("\\", "_").replace('"', "_")
+    if ascii_name == name:
+        return f'attachment; filename="{name}"'
+    return f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(name, safe='')}"

@@ -1,0 +1,254 @@
+"""A multipart/form-data body -> upload files on disk, under caps checked as the bytes arrive.
+
+Starlette's ``request.form()`` would accept a file of any size (spooling it to disk) and only then
+let us look at it. Here every byte is counted as it streams in: the request body, each file and
+the number of files have a cap, and crossing one answers 413 at once, without reading the rest.
+Files go straight to a temporary directory the caller owns (never whole in memory); the few
+ordinary fields (``quality``, ``lossless``) are small and capped too.
+
+The parser callbacks of ``python-multipart`` run synchronously inside ``parser.write``; they only
+record what arrived, and the disk writes happen afterwards off the event loop, batched so a large
+upload costs a thread hop per mebibyte rather than per network chunk.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO, Final
+
+import anyio
+import anyio.to_thread
+from python_multipart.exceptions import FormParserError
+from python_multipart.multipart import MultipartParser, parse_options_header
+
+from assetgate.convert.names import shown_name
+from assetgate.errors import AppError
+
+UPLOAD_FIELD: Final = "images"
+# Plain fields are options of a few characters; nothing legitimate comes near these.
+MAX_FIELDS: Final = 32
+MAX_FIELD_BYTES: Final = 1024
+# Pending file data is flushed to disk off the event loop once it reaches this size.
+FLUSH_BYTES: Final = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class UploadLimits:
+    max_file_bytes: int
+    max_files: int
+    max_body_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class Upload:
+    """One ``images`` part: the client's file name (untrusted text) and where its bytes are."""
+
+    filename: str
+    path: Path
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class Received:
+    uploads: tuple[Upload, ...]
+    fields: Mapping[str, str]
+
+
+def malformed(reason: str) -> AppError:
+    return AppError(400, f"request body: {reason}")
+
+
+def parse_boundary(content_type: str | None) -> bytes:
+    """The boundary of a ``multipart/form-data`` Content-Type; 400 otherwise."""
+    media_type, params = parse_options_header(content_type or "")
+    if media_type != b"multipart/form-data":
+        # Whatever else the body is, it uploaded no images (spec §7.2's 400 and its message).
+        raise AppError(400, "no images uploaded", param=UPLOAD_FIELD)
+    boundary = params.get(b"boundary", b"")
+    if not boundary:
+        raise malformed("multipart boundary missing")
+    return boundary
+
+
+def _decode(raw: bytes, charset: str) -> str:
+    """Field names and file names: UTF-8 as browsers send them, else the declared charset."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode(charset, errors="replace")
+
+
+@dataclass(slots=True)
+class _Part:
+    name: str = ""
+    filename: str | None = None
+    disposition: bytes = b""
+    size: int = 0
+    data: bytearray = field(default_factory=bytearray)
+    file: BinaryIO | None = None
+    upload_index: int = -1
+
+
+class _Collector:
+    """The parser's callbacks: bookkeeping and caps only, no I/O."""
+
+    def __init__(self, limits: UploadLimits, directory: Path, charset: str) -> None:
+        self.limits = limits
+        self.directory = directory
+        self.charset = charset
+        self.part = _Part()
+        self.header_name = b""
+        self.header_value = b""
+        self.uploads: list[tuple[_Part, Path]] = []
+        self.fields: dict[str, str] = {}
+        self.field_count = 0
+        self.pending: list[tuple[_Part, bytes]] = []
+        self.pending_bytes = 0
+        self.to_open: list[_Part] = []
+        self.ended = False
+
+    def callbacks(self) -> dict[str, object]:
+        return {
+            "on_part_begin": self.on_part_begin,
+            "on_part_data": self.on_part_data,
+            "on_part_end": self.on_part_end,
+            "on_header_field": self.on_header_field,
+            "on_header_value": self.on_header_value,
+            "on_header_end": self.on_header_end,
+            "on_headers_finished": self.on_headers_finished,
+            "on_end": self.on_end,
+        }
+
+    def on_part_begin(self) -> None:
+        self.part = _Part()
+
+    def on_header_field(self, data: bytes, start: int, end: int) -> None:
+        self.header_name += data[start:end]
+
+    def on_header_value(self, data: bytes, start: int, end: int) -> None:
+        self.header_value += data[start:end]
+
+    def on_header_end(self) -> None:
+        if self.header_name.lower() == b"content-disposition":
+            self.part.disposition = self.header_value
+        self.header_name = b""
+        self.header_value = b""
+
+    def on_headers_finished(self) -> None:
+        disposition, params = parse_options_header(self.part.disposition)
+        if disposition != b"form-data" or b"name" not in params:
+            raise malformed("a part has no Content-Disposition form-data name")
+        part = self.part
+        part.name = _decode(params[b"name"], self.charset)
+        if part.name == UPLOAD_FIELD:
+            part.filename = _decode(params.get(b"filename", b""), self.charset)
+            part.upload_index = len(self.uploads)
+            if part.upload_index >= self.limits.max_files:
+                raise AppError.too_large(
+                    f"{UPLOAD_FIELD}: more than {self.limits.max_files} files in one request"
+                )
+            self.uploads.append((part, self.directory / f"upload-{part.upload_index}"))
+            self.to_open.append(part)
+        else:
+            self.field_count += 1
+            if self.field_count > MAX_FIELDS:
+                raise malformed(f"more than {MAX_FIELDS} form fields")
+
+    def on_part_data(self, data: bytes, start: int, end: int) -> None:
+        part = self.part
+        chunk = data[start:end]
+        part.size += len(chunk)
+        if part.upload_index < 0:
+            if part.size > MAX_FIELD_BYTES:
+                raise malformed(
+                    f"form field {shown_name(part.name)!r} exceeds {MAX_FIELD_BYTES} bytes"
+                )
+            part.data.extend(chunk)
+            return
+        if part.size > self.limits.max_file_bytes:
+            raise AppError.too_large(
+                f"{UPLOAD_FIELD}: file {shown_name(part.filename or '')!r} exceeds "
+                f"{self.limits.max_file_bytes} bytes"
+            )
+        self.pending.append((part, chunk))
+        self.pending_bytes += len(chunk)
+
+    def on_part_end(self) -> None:
+        part = self.part
+        if part.upload_index < 0:
+            self.fields.setdefault(part.name, _decode(bytes(part.data), self.charset))
+
+    def on_end(self) -> None:
+        self.ended = True
+
+    def flush_sync(self) -> None:
+        """Open newly started upload files and write the pending data (runs in a thread)."""
+        for part in self.to_open:
+            part.file = self.uploads[part.upload_index][1].open("xb")
+        self.to_open.clear()
+        for part, chunk in self.pending:
+            assert part.file is not None
+            part.file.write(chunk)
+        self.pending.clear()
+        self.pending_bytes = 0
+
+    def close_sync(self) -> None:
+        for part, _ in self.uploads:
+            if part.file is not None:
+                part.file.close()
+
+
+async def receive_uploads(
+    chunks: AsyncIterator[bytes],
+    *,
+    content_type: str | None,
+    content_length: str | None,
+    limits: UploadLimits,
+    directory: Path,
+) -> Received:
+    """Stream the body into ``directory``; 400 for a malformed body, 413 past a cap."""
+    boundary = parse_boundary(content_type)
+    declared = (content_length or "").strip()
+    if declared.isdigit() and int(declared) > limits.max_body_bytes:
+        raise AppError.too_large(f"request body exceeds {limits.max_body_bytes} bytes")
+    _, ct_params = parse_options_header(content_type or "")
+    charset = ct_params.get(b"charset", b"utf-8").decode("latin-1")
+    try:
+        charset = codecs.lookup(charset).name
+    except LookupError:
+        charset = "utf-8"
+    collector = _Collector(limits, directory, charset)
+    try:
+        parser = MultipartParser(boundary, collector.callbacks())  # type: ignore[arg-type]
+    except FormParserError:
+        raise malformed("multipart boundary is too long") from None
+    received = 0
+    try:
+        async for chunk in chunks:
+            received += len(chunk)
+            if received > limits.max_body_bytes:
+                raise AppError.too_large(f"request body exceeds {limits.max_body_bytes} bytes")
+            try:
+                parser.write(chunk)
+            except FormParserError:
+                raise malformed("malformed multipart data") from None
+            if collector.to_open or collector.pending_bytes >= FLUSH_BYTES:
+                await anyio.to_thread.run_sync(collector.flush_sync)
+        try:
+            parser.finalize()
+        except FormParserError:
+            raise malformed("malformed multipart data") from None
+        if not collector.ended:
+            raise malformed("multipart data ended before its closing boundary")
+        await anyio.to_thread.run_sync(collector.flush_sync)
+    finally:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(collector.close_sync)
+    uploads = tuple(
+        Upload(filename=part.filename or "", path=path, size=part.size)
+        for part, path in collector.uploads
+    )
+    return Received(uploads=uploads, fields=collector.fields)
