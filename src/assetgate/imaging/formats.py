@@ -11,6 +11,8 @@ API:
   ``name`` (the file name) is consulted only for TGA: ``.tga`` plus a header that validates.
 - ``as_output(fmt)``: the output format a source is served as unchanged (``apng`` -> ``png``), or
   None for formats browsers cannot show (BMP, TIFF, TGA, PNM, HEIF).
+- ``SourceInfo``: the header facts ``imaging.load.probe`` returns (kept here, free of pyvips, so
+  pure planning code can take it).
 - ``codec_disabled(fmt, disabled)``: True when configuration switched the codec off (-> 501).
 """
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
 InputFormat = Literal[
@@ -35,6 +38,9 @@ MEDIA_TYPES: Final[Mapping[OutputFormat, str]] = {
     "webp": "image/webp",
     "avif": "image/avif",
 }
+
+#: Formats whose frames we keep when animation is asked for.
+ANIMATED_FORMATS: Final = frozenset({"gif", "webp", "apng"})
 
 #: How much of a file ``sniff`` wants to see (PNG chunks before IDAT, ISOBMFF ``ftyp``).
 HEAD_BYTES: Final = 64 * 1024
@@ -56,6 +62,26 @@ _AVIF_BRANDS: Final = frozenset({b"avif", b"avis"})
 _BMP_DIB_SIZES: Final = frozenset({12, 16, 40, 52, 56, 64, 108, 124})
 _TGA_TYPES: Final = frozenset({1, 2, 3, 9, 10, 11})
 _TGA_DEPTHS: Final = frozenset({8, 15, 16, 24, 32})
+
+
+@dataclass(frozen=True, slots=True)
+class SourceInfo:
+    """Header facts of a source image (see ``imaging.load.probe``)."""
+
+    width: int
+    height: int
+    pages: int
+    has_alpha: bool
+    fmt: InputFormat
+    orientation: int = 1
+
+    @property
+    def pixels(self) -> int:
+        return self.width * self.height
+
+    @property
+    def animated(self) -> bool:
+        return self.pages > 1 and self.fmt in ANIMATED_FORMATS
 
 
 def as_output(fmt: InputFormat) -> OutputFormat | None:

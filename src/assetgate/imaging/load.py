@@ -35,7 +35,6 @@ import io
 import logging
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -44,14 +43,21 @@ from PIL import Image as PILImage
 from PIL import ImageSequence, UnidentifiedImageError
 
 from assetgate.errors import AppError
-from assetgate.imaging.formats import InputFormat, codec_disabled
+from assetgate.imaging.formats import ANIMATED_FORMATS, InputFormat, SourceInfo, codec_disabled
+
+__all__ = [
+    "ImageInput",
+    "SourceInfo",
+    "decoding",
+    "from_pillow",
+    "open_image",
+    "probe",
+    "to_srgb8",
+]
 
 log = logging.getLogger("assetgate.imaging")
 
 ImageInput = bytes | bytearray | memoryview | Path | str
-
-#: Formats whose frames we keep when animation is asked for.
-ANIMATED_FORMATS: Final = frozenset({"gif", "webp", "apng"})
 
 _VIPS_LOADERS: Final[dict[str, str]] = {
     "jpeg": "jpegload_source",
@@ -65,24 +71,6 @@ _VIPS_LOADERS: Final[dict[str, str]] = {
 }
 _PILLOW_FORMATS: Final[dict[str, str]] = {"bmp": "BMP", "tga": "TGA", "pnm": "PPM", "apng": "PNG"}
 _ALPHA_MODES: Final = frozenset({"RGBA", "LA", "PA", "RGBa", "La"})
-
-
-@dataclass(frozen=True, slots=True)
-class SourceInfo:
-    width: int
-    height: int
-    pages: int
-    has_alpha: bool
-    fmt: InputFormat
-    orientation: int = 1
-
-    @property
-    def pixels(self) -> int:
-        return self.width * self.height
-
-    @property
-    def animated(self) -> bool:
-        return self.pages > 1 and self.fmt in ANIMATED_FORMATS
 
 
 @contextmanager
