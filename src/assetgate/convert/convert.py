@@ -1,17 +1,39 @@
-"""One uploaded file -> one WebP file (sync, CPU-bound: called through the WorkGate).
+"""One uploaded file -> one WebP file, over the optimizer's imaging floor (sync, CPU-bound).
 
-TEMPORARY: a minimal pyvips path until the imaging floor (imaging/formats, load, encode) lands.
+The conversion interface accepts exactly what the optimizer decodes: the same magic-byte
+allow-list (``imaging.formats.sniff``), the same header probe with the same pixel limit, the
+same strict decoders (``imaging.load``) and the same encoder table (``imaging.encode``). So the
+two interfaces cannot drift apart on what counts as a supported image or a bomb.
+
+Split in two on purpose: ``inspect`` reads only the header (cheap, done for every file before any
+work starts, so a bad third file is reported before the first two were converted for nothing);
+``to_webp`` decodes and encodes and is what runs through the WorkGate.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-import pyvips
-
 from assetgate.convert.options import ConvertOptions
 from assetgate.errors import AppError
+from assetgate.imaging.encode import encode
+from assetgate.imaging.formats import HEAD_BYTES, InputFormat, sniff
+from assetgate.imaging.load import SourceInfo, decoding, open_image, probe
+
+
+@dataclass(frozen=True, slots=True)
+class DecodeLimits:
+    max_pixels: int
+    max_frames: int
+    disabled: Collection[str] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Inspected:
+    fmt: InputFormat
+    info: SourceInfo
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,28 +44,51 @@ class Converted:
     size: int
 
 
-def check_image(source: Path, max_pixels: int) -> None:
-    try:
-        image = pyvips.Image.new_from_file(str(source), access="sequential")
-    except pyvips.Error:
-        raise AppError.unsupported_media() from None
-    if image.width * image.height > max_pixels:
-        raise AppError.too_large("image exceeds the pixel limit")
+def inspect(source: Path, filename: str, limits: DecodeLimits) -> Inspected:
+    """Format by magic bytes and a header-only probe; AppError 413/415/501 from the floor."""
+    with source.open("rb") as stream:
+        head = stream.read(HEAD_BYTES)
+    # The client's file name is only consulted for TGA, which has no magic number.
+    fmt = sniff(head, name=filename)
+    if fmt is None:
+        raise AppError.unsupported_media("its content is not an image format this server reads")
+    info = probe(source, fmt, max_pixels=limits.max_pixels, disabled=limits.disabled)
+    return Inspected(fmt, info)
 
 
-def to_webp(source: Path, destination: Path, options: ConvertOptions) -> Converted:
-    image = pyvips.Image.new_from_file(str(source), access="sequential", fail_on="error")
-    if image.get("vips-loader") in ("gifload", "webpload"):
-        image = pyvips.Image.new_from_file(str(source), n=-1, access="sequential", fail_on="error")
-    pages = image.get_n_pages() if image.get_typeof("n-pages") else 1
-    if pages == 1:
-        image = image.autorot()
-    image.webpsave(
-        str(destination),
-        Q=options.quality,
-        lossless=options.lossless,
-        effort=options.effort,
-        keep=pyvips.enums.ForeignKeep.NONE,
-    )
-    height = image.get("page-height") if pages > 1 else image.height
-    return Converted(image.width, height, pages, destination.stat().st_size)
+def to_webp(
+    source: Path,
+    destination: Path,
+    inspected: Inspected,
+    options: ConvertOptions,
+    limits: DecodeLimits,
+) -> Converted:
+    """Decode strictly (EXIF-rotated, sRGB, every frame of an animation), encode WebP, write it.
+
+    Metadata is dropped by the encoder (``keep="none"``): no EXIF, GPS, XMP or ICC in the output.
+    """
+    with decoding():
+        image = open_image(
+            source,
+            inspected.fmt,
+            max_pixels=limits.max_pixels,
+            animated=True,
+            disabled=limits.disabled,
+            max_frames=limits.max_frames,
+            info=inspected.info,
+        )
+        data = encode(
+            image,
+            "webp",
+            quality=options.quality,
+            effort=options.effort,
+            lossless=options.lossless,
+        )
+    destination.write_bytes(data)
+    pages = 1
+    height = image.height
+    if image.get_typeof("page-height"):
+        page_height = int(image.get("page-height"))
+        if 0 < page_height < image.height:
+            pages, height = image.height // page_height, page_height
+    return Converted(width=image.width, height=height, pages=pages, size=len(data))

@@ -28,7 +28,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from assetgate.convert.archive import write_zip
-from assetgate.convert.convert import Converted, check_image, to_webp
+from assetgate.convert.convert import Converted, DecodeLimits, Inspected, inspect, to_webp
 from assetgate.convert.names import (
     extension,
     has_image_extension,
@@ -72,21 +72,40 @@ def as_file_error(upload: Upload, exc: AppError) -> AppError:
     return file_error(upload, f"is not a supported image ({exc.message})")
 
 
-def check_uploads(uploads: Sequence[Upload], max_pixels: int) -> None:
-    """Extension gate, then the cheap header probe, file by file in upload order (sync)."""
+def check_extensions(uploads: Sequence[Upload]) -> None:
+    """Spec §4.3: "File extensions must correspond to an image format"."""
     for upload in uploads:
         if not has_image_extension(upload.filename):
             ext = extension(upload.filename)
-            why = f"has extension .{ext}" if ext else "has no file extension"
-            raise file_error(upload, f"{why}, not an image format's")
+            why = f"has the extension .{ext}" if ext else "has no file extension"
+            raise file_error(upload, f"{why}, which is not an image format's")
+
+
+def inspect_all(uploads: Sequence[Upload], limits: DecodeLimits) -> list[Inspected]:
+    """The cheap header probe, file by file in upload order (sync, one thread hop for all)."""
+    inspected: list[Inspected] = []
+    for upload in uploads:
         try:
-            check_image(upload.path, max_pixels)
+            inspected.append(inspect(upload.path, upload.filename, limits))
         except AppError as exc:
             raise as_file_error(upload, exc) from None
+    return inspected
+
+
+def unexpected_file_error(upload: Upload, exc: Exception) -> AppError:
+    """A failure nobody anticipated while converting ``upload``: logged with its id, 500."""
+    error = file_error(upload, "could not be converted (internal error)")
+    log.error("error_id=%s converting an upload failed", error.error_id, exc_info=exc)
+    return error
 
 
 async def convert_all(
-    res: Resources, uploads: Sequence[Upload], outputs: Sequence[Path], options: ConvertOptions
+    res: Resources,
+    uploads: Sequence[Upload],
+    inspected: Sequence[Inspected],
+    outputs: Sequence[Path],
+    options: ConvertOptions,
+    limits: DecodeLimits,
 ) -> list[Converted]:
     """Convert in parallel through the WorkGate, at most its worker count at a time.
 
@@ -100,11 +119,14 @@ async def convert_all(
 
     async def worker(scope: anyio.CancelScope) -> None:
         for index in pending:
+            job = (uploads[index].path, outputs[index], inspected[index], options, limits)
             try:
-                job = (uploads[index].path, outputs[index], options)
                 results[index] = await res.gate.run(to_webp, *job)
             except AppError as exc:
                 failures[index] = as_file_error(uploads[index], exc)
+            except Exception as exc:
+                failures[index] = unexpected_file_error(uploads[index], exc)
+            if failures:
                 scope.cancel()
                 return
 
@@ -168,10 +190,16 @@ async def respond(request: Request, limit_headers: dict[str, str]) -> Response:
         uploads = [upload for upload in received.uploads if upload.size > 0]
         if not uploads:
             raise AppError(400, "no images uploaded", param=UPLOAD_FIELD)
-        await anyio.to_thread.run_sync(check_uploads, uploads, settings.max_input_pixels)
+        check_extensions(uploads)
+        decode_limits = DecodeLimits(
+            max_pixels=settings.max_input_pixels,
+            max_frames=settings.max_animation_frames,
+            disabled=tuple(settings.disabled_codecs),
+        )
+        inspected = await anyio.to_thread.run_sync(inspect_all, uploads, decode_limits)
         names = make_entry_names([upload.filename for upload in uploads])
         outputs = [workdir / f"output-{index}.webp" for index in range(len(uploads))]
-        await convert_all(res, uploads, outputs, options)
+        await convert_all(res, uploads, inspected, outputs, options, decode_limits)
         if len(uploads) == 1:
             body, media_type, filename = outputs[0], "image/webp", names[0]
         else:

@@ -28,7 +28,9 @@ from assetgate.convert.names import shown_name
 from assetgate.errors import AppError
 
 UPLOAD_FIELD: Final = "images"
-# Plain fields are options of a few characters; nothing legitimate comes near these.
+# The ordinary fields we read (options of a few characters; nothing legitimate comes near the
+# byte cap). Parts under any other name are counted and their bytes discarded.
+OPTION_FIELDS: Final = frozenset({"quality", "lossless"})
 MAX_FIELDS: Final = 32
 MAX_FIELD_BYTES: Final = 1024
 # Pending file data is flushed to disk off the event loop once it reaches this size.
@@ -90,6 +92,7 @@ class _Part:
     data: bytearray = field(default_factory=bytearray)
     file: BinaryIO | None = None
     upload_index: int = -1
+    kept: bool = False
 
 
 class _Collector:
@@ -156,12 +159,15 @@ class _Collector:
             self.field_count += 1
             if self.field_count > MAX_FIELDS:
                 raise malformed(f"more than {MAX_FIELDS} form fields")
+            part.kept = part.name in OPTION_FIELDS
 
     def on_part_data(self, data: bytes, start: int, end: int) -> None:
         part = self.part
         chunk = data[start:end]
         part.size += len(chunk)
         if part.upload_index < 0:
+            if not part.kept:
+                return
             if part.size > MAX_FIELD_BYTES:
                 raise malformed(
                     f"form field {shown_name(part.name)!r} exceeds {MAX_FIELD_BYTES} bytes"
@@ -178,7 +184,7 @@ class _Collector:
 
     def on_part_end(self) -> None:
         part = self.part
-        if part.upload_index < 0:
+        if part.kept:
             self.fields.setdefault(part.name, _decode(bytes(part.data), self.charset))
 
     def on_end(self) -> None:
