@@ -1,7 +1,388 @@
-"""HTTP edge of the packages part (placeholder until the part lands)."""
+"""HTTP edge of the package library (interface B): ``/npm``, ``/npm/search``, ``/npm/...`` files.
+
+The only module of the part that sees a ``Request``. Every route takes every method and answers
+405 itself, so a POST to ``/npm/search`` can never fall through to the optimizer's catch-all.
+Everything under ``/npm/`` belongs to this part: a miss is this part's 404, with a short cache.
+"""
 
 from __future__ import annotations
 
-from assetgate.resources import Part
+import asyncio
+import os
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from importlib import resources as package_data
+from pathlib import Path
+from typing import Final
+from urllib.parse import quote
 
-PART = Part(name="packages", routes=[])
+import anyio.to_thread
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from assetgate.assets.respond import asset_response
+from assetgate.errors import AppError
+from assetgate.packages.address import LibraryAddress, PackageAddress, parse_address
+from assetgate.packages.integrity import make_content_digest, make_sri
+from assetgate.packages.mediatypes import media_type
+from assetgate.packages.openapi import OPENAPI
+from assetgate.packages.query import parse_search_query
+from assetgate.packages.registry import pick_registry
+from assetgate.packages.search import Search, is_ready
+from assetgate.packages.service import Packages, Upstreams
+from assetgate.packages.store import FileRow, Namespace, Store
+from assetgate.packages.versions import is_exact
+from assetgate.resources import Part, Resources, part_state, resources
+from assetgate.web.caching import is_not_modified, make_etag
+
+PINNED_CACHE: Final = "public, max-age=31536000, immutable"
+ALIAS_CACHE: Final = "public, max-age=300"
+DEFAULT_FILE_CACHE: Final = "public, max-age=86400"
+MISS_CACHE: Final = "public, max-age=60"
+SEARCH_CACHE: Final = "public, max-age=60"
+PAGE_CACHE: Final = "public, max-age=300"
+SANDBOX_CSP: Final = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
+PAGE_CSP: Final = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+    "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+CROSS_ORIGIN: Final[Mapping[str, str]] = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Expose-Headers": "*",
+    "Cross-Origin-Resource-Policy": "cross-origin",
+    "Timing-Allow-Origin": "*",
+    "X-Content-Type-Options": "nosniff",
+}
+READ_METHODS: Final = ("GET", "HEAD", "OPTIONS")
+INLINE_MAX_BYTES: Final = 1024 * 1024
+ASSET_QUERY: Final = ("min", "compress", "safe")
+STATIC_FILES: Final[Mapping[str, str]] = {
+    "search.js": "text/javascript; charset=utf-8",
+    "search.css": "text/css; charset=utf-8",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class StaticFile:
+    body: bytes
+    media_type: str
+    etag: str
+
+
+@dataclass(slots=True)
+class PackagesState:
+    store: Store
+    packages: Packages
+    search: Search
+    static: Mapping[str, StaticFile]
+
+
+def _load_static() -> dict[str, StaticFile]:
+    """The search page and its script, shipped as package data; a missing file is a 404."""
+    found: dict[str, StaticFile] = {}
+    folder = package_data.files("assetgate.packages") / "static"
+    for name, kind in {"search.html": "text/html; charset=utf-8", **STATIC_FILES}.items():
+        try:
+            body = (folder / name).read_bytes()
+        except OSError:
+            continue
+        found[name] = StaticFile(body, kind, make_etag(name, body))
+    return found
+
+
+@asynccontextmanager
+async def lifespan(res: Resources) -> AsyncIterator[PackagesState]:
+    settings = res.settings
+    registry = await anyio.to_thread.run_sync(pick_registry, settings.npm_registry, os.environ)
+    store = await anyio.to_thread.run_sync(Store, settings.store, settings.store_max_bytes)
+    upstreams = Upstreams(
+        registry=registry,
+        library_api=settings.library_api,
+        library_files=settings.library_files,
+        timeout_s=settings.upstream_timeout_s,
+    )
+    packages = Packages(store, res.http, res.gate, upstreams)
+    state = PackagesState(
+        store=store,
+        packages=packages,
+        search=Search(packages, settings.search_cache_ttl_s),
+        static=await anyio.to_thread.run_sync(_load_static),
+    )
+    try:
+        yield state
+    finally:
+        await anyio.to_thread.run_sync(store.close)
+
+
+def _state(request: Request) -> PackagesState:
+    state = part_state(request, "packages")
+    assert isinstance(state, PackagesState)
+    return state
+
+
+def _check_method(request: Request) -> Response | None:
+    """None for GET/HEAD; the CORS preflight answer for OPTIONS; 405 for anything else."""
+    if request.method in ("GET", "HEAD"):
+        return None
+    if request.method == "OPTIONS":
+        headers = {
+            **CROSS_ORIGIN,
+            "Allow": ", ".join(READ_METHODS),
+            "Access-Control-Allow-Methods": ", ".join(READ_METHODS),
+            "Access-Control-Max-Age": "86400",
+        }
+        return Response(status_code=204, headers=headers)
+    raise AppError.method_not_allowed(request.method, ", ".join(READ_METHODS))
+
+
+def _body(request: Request, body: bytes) -> bytes:
+    return b"" if request.method == "HEAD" else body
+
+
+# --- page and search ------------------------------------------------------------------------------
+def _static_response(request: Request, item: StaticFile, extra: Mapping[str, str]) -> Response:
+    headers = {"ETag": item.etag, "Cache-Control": PAGE_CACHE, **extra}
+    if is_not_modified(request.headers.get("if-none-match"), None, etag=item.etag, last_modified=0):
+        return Response(status_code=304, headers=headers)
+    headers["Content-Length"] = str(len(item.body))
+    return Response(_body(request, item.body), media_type=item.media_type, headers=headers)
+
+
+async def page(request: Request) -> Response:
+    early = _check_method(request)
+    if early is not None:
+        return early
+    item = _state(request).static.get("search.html")
+    if item is None:
+        raise AppError.not_found("package library page is missing")
+    extra = {"Content-Security-Policy": PAGE_CSP, "X-Content-Type-Options": "nosniff"}
+    return _static_response(request, item, {**extra, "Referrer-Policy": "no-referrer"})
+
+
+async def static_asset(request: Request) -> Response:
+    early = _check_method(request)
+    if early is not None:
+        return early
+    name = request.path_params["name"]
+    item = _state(request).static.get(name) if name in STATIC_FILES else None
+    if item is None:
+        raise AppError.not_found()
+    return _static_response(request, item, {"X-Content-Type-Options": "nosniff"})
+
+
+async def search(request: Request) -> Response:
+    early = _check_method(request)
+    if early is not None:
+        return early
+    query = parse_search_query(request.query_params)
+    state = _state(request)
+    answer = await state.search.answer(query)
+    body = {
+        "service": "assetgate",
+        "query": query.q,
+        "total": answer.total,
+        "results": [
+            {
+                "name": hit.name,
+                "version": hit.version,
+                "description": hit.description,
+                "kind": hit.kind,
+                "url": hit.url,
+                "ready": is_ready(state.store, hit),
+            }
+            for hit in answer.hits
+        ],
+    }
+    headers = {
+        "Cache-Control": "no-store" if answer.partial else SEARCH_CACHE,
+        "Access-Control-Allow-Origin": "*",
+    }
+    response = JSONResponse(body, headers=headers)
+    if request.method == "HEAD":
+        response.body = b""
+    return response
+
+
+# --- pinned files ---------------------------------------------------------------------------
+def _raw_rest(request: Request) -> str:
+    raw = request.scope.get("raw_path")
+    text = raw.decode("latin-1") if isinstance(raw, bytes) else quote(request.url.path)
+    if not text.startswith("/npm/"):
+        text = quote(request.url.path)  # a client percent-encoded "npm" itself
+    return text.removeprefix("/npm/")
+
+
+async def files(request: Request) -> Response:
+    early = _check_method(request)
+    if early is not None:
+        return early
+    address = parse_address(_raw_rest(request))
+    try:
+        if address is None:
+            raise AppError.not_found()
+        if isinstance(address, LibraryAddress):
+            return await _library_file(request, address)
+        return await _package(request, address)
+    except AppError as exc:
+        exc.headers = {**CROSS_ORIGIN, **exc.headers}
+        if exc.status == 404:
+            exc.headers.setdefault("Cache-Control", MISS_CACHE)
+        else:
+            exc.headers.setdefault("Cache-Control", "no-store")
+        raise
+
+
+def _query_suffix(request: Request) -> str:
+    query = request.url.query
+    return f"?{query}" if query else ""
+
+
+async def _package(request: Request, address: PackageAddress) -> Response:
+    state = _state(request)
+    if not is_exact(address.spec):
+        version = await state.packages.resolve(address.name, address.spec)
+        location = address.with_version(version) + _query_suffix(request)
+        headers = {**CROSS_ORIGIN, "Cache-Control": ALIAS_CACHE, "X-Resolved-Version": version}
+        return RedirectResponse(location, status_code=302, headers=headers)
+    name, version = address.name, address.spec
+    row = await state.packages.ensure_version(name, version)
+    query = request.query_params
+    if address.file is None or address.directory:
+        if "meta" in query:
+            return _listing(request, state, name, version, address.file or "")
+        if address.directory:
+            raise AppError.not_found()
+        if row.default_path is None:
+            raise AppError.not_found("no default file")
+        pinned = f"/npm/{name}@{version}/{quote(row.default_path, safe='/')}"
+        if "sri" in query:
+            found = state.store.file("npm", name, version, row.default_path)
+            if found is None:
+                raise AppError.not_found()
+            return _sri(request, pinned, found)
+        headers = {
+            **CROSS_ORIGIN,
+            "Cache-Control": DEFAULT_FILE_CACHE,
+            "X-Default-File-Reason": row.default_reason or "",
+        }
+        return RedirectResponse(pinned + _query_suffix(request), status_code=302, headers=headers)
+    found = state.store.file("npm", name, version, address.file)
+    if found is None:
+        raise AppError.not_found()
+    if "sri" in query:
+        return _sri(request, f"/npm/{name}@{version}/{quote(address.file, safe='/')}", found)
+    return await _file_response(request, state, ("npm", name, version), found)
+
+
+async def _library_file(request: Request, address: LibraryAddress) -> Response:
+    if not address.file:
+        raise AppError.not_found("library file path required")
+    state = _state(request)
+    found = await state.packages.ensure_library_file(address.name, address.version, address.file)
+    if "sri" in request.query_params:
+        pinned = f"/npm/lib/{address.name}@{address.version}/{quote(address.file, safe='/')}"
+        return _sri(request, pinned, found)
+    return await _file_response(request, state, ("lib", address.name, address.version), found)
+
+
+def _sri(request: Request, pinned: str, found: FileRow) -> Response:
+    integrity = make_sri("sha512", bytes.fromhex(found.sha512))
+    body = {"url": pinned, "integrity": integrity, "size": found.size}
+    response = JSONResponse(body, headers={**CROSS_ORIGIN, "Cache-Control": PINNED_CACHE})
+    if request.method == "HEAD":
+        response.body = b""
+    return response
+
+
+def _listing(
+    request: Request, state: PackagesState, name: str, version: str, folder: str
+) -> Response:
+    prefix = folder.strip("/") + "/" if folder.strip("/") else ""
+    rows = [row for row in state.store.files("npm", name, version) if row.path.startswith(prefix)]
+    if not rows:
+        raise AppError.not_found()
+    body = {
+        "package": name,
+        "version": version,
+        "prefix": "/" + prefix,
+        "files": [
+            {
+                "path": "/" + row.path,
+                "size": row.size,
+                "type": media_type(row.path),
+                "integrity": make_sri("sha512", bytes.fromhex(row.sha512)),
+                "sha256": row.sha256,
+            }
+            for row in rows
+        ],
+    }
+    response = JSONResponse(body, headers={**CROSS_ORIGIN, "Cache-Control": PINNED_CACHE})
+    if request.method == "HEAD":
+        response.body = b""
+    return response
+
+
+async def _file_response(
+    request: Request,
+    state: PackagesState,
+    key: tuple[Namespace, str, str],
+    found: FileRow,
+) -> Response:
+    blob = state.store.blob_path(found.blob)
+    if blob is None:
+        # Another worker process evicted it between our index read and now: forget, refetch later.
+        await anyio.to_thread.run_sync(state.store.forget, key)
+        raise AppError.upstream("file was evicted; retry", status=503)
+    if state.store.touch(key):
+        asyncio.get_running_loop().run_in_executor(None, state.store.flush_touches)
+    media = media_type(found.path)
+    headers = {
+        **CROSS_ORIGIN,
+        "Cache-Control": PINNED_CACHE,
+        "ETag": f'"{found.sha256}"',
+        "Content-Digest": make_content_digest(found.sha256),
+        "Content-Security-Policy": SANDBOX_CSP,
+    }
+    query = request.query_params
+    if any(name in query for name in ASSET_QUERY) and blob.suffix in (".css", ".js", ".mjs"):
+        res = resources(request)
+        return await asset_response(
+            request,
+            blob,
+            gate=res.gate,
+            cache=res.assets,
+            cache_control=PINNED_CACHE,
+            max_bytes=res.settings.asset_max_bytes,
+            extra_headers={k: v for k, v in headers.items() if k not in ("ETag", "Content-Digest")},
+        )
+    if is_not_modified(
+        request.headers.get("if-none-match"), None, etag=headers["ETag"], last_modified=0
+    ):
+        return Response(status_code=304, headers=headers)
+    if found.size > INLINE_MAX_BYTES or "range" in request.headers:
+        return FileResponse(blob, media_type=media, headers={**headers, "Accept-Ranges": "bytes"})
+    headers["Accept-Ranges"] = "bytes"
+    headers["Content-Length"] = str(found.size)
+    body = b"" if request.method == "HEAD" else _read(blob)
+    return Response(body, media_type=media, headers=headers)
+
+
+def _read(path: Path) -> bytes:
+    """Small files from the page cache: faster than a thread hop per 64 KiB chunk."""
+    with path.open("rb") as handle:
+        return handle.read()
+
+
+PART = Part(
+    name="packages",
+    routes=[
+        Route("/npm", page, methods=None),
+        Route("/npm/search", search, methods=None),
+        Route("/npm/_assets/{name}", static_asset, methods=None),
+        Route("/npm/{rest:path}", files, methods=None),
+    ],
+    openapi=OPENAPI,
+    lifespan=lifespan,
+)

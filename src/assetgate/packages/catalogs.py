@@ -1,0 +1,298 @@
+"""Talking to the two upstreams: the npm registry and a cdnjs-compatible library catalog.
+
+Every function takes a base URL from the settings and builds the request URL itself from validated
+names; nothing a client sends is ever used as a URL, and redirects are not followed, so only the
+configured origins are contacted (research note §8, SSRF). Every body is read with a byte cap and a
+deadline. The upstream shapes are the real ones (research note §4.5); ``make_*`` functions turn
+them into the small typed values the rest of the part uses and are pure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+from urllib.parse import quote, urlencode, urlsplit
+
+import httpx
+
+from assetgate.packages.address import EXACT_LIBRARY_VERSION, LIBRARY_NAME, is_package_name
+from assetgate.packages.merge import Hit
+from assetgate.packages.versions import Dist, Packument
+
+PACKUMENT_MAX_BYTES: Final = 64 * 1024 * 1024
+SEARCH_MAX_BYTES: Final = 4 * 1024 * 1024
+ABBREVIATED: Final = "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8"
+
+
+class UpstreamError(Exception):
+    """An upstream answered badly; ``status`` 404 means "does not exist there"."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class LibraryVersion:
+    files: frozenset[str]
+    sri: Mapping[str, str]
+
+
+async def fetch_json(
+    http: httpx.AsyncClient,
+    url: str,
+    *,
+    timeout_s: float,
+    max_bytes: int,
+    accept: str = "application/json",
+) -> object:
+    """GET ``url`` -> parsed JSON; UpstreamError(404) for a 404, UpstreamError(502) otherwise."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            async with http.stream(
+                "GET", url, headers={"Accept": accept}, timeout=timeout_s
+            ) as response:
+                if response.status_code == 404:
+                    raise UpstreamError(404, "not found upstream")
+                if response.status_code != 200:
+                    raise UpstreamError(502, f"upstream answered {response.status_code}")
+                declared = response.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > max_bytes:
+                    raise UpstreamError(502, "upstream answer is too large")
+                body = bytearray()
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) > max_bytes:
+                        raise UpstreamError(502, "upstream answer is too large")
+    except TimeoutError as exc:
+        raise UpstreamError(504, "upstream timed out") from exc
+    except httpx.HTTPError as exc:
+        raise UpstreamError(502, "upstream unreachable") from exc
+    try:
+        return json.loads(body)
+    except ValueError as exc:
+        raise UpstreamError(502, "upstream answered invalid JSON") from exc
+
+
+# --- npm ----------------------------------------------------------------------------------------
+def packument_url(registry: str, name: str) -> str:
+    return registry + quote(name, safe="@")  # "@scope/name" -> "@scope%2fname"
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def make_packument(name: str, doc: object) -> Packument:
+    """A full or abbreviated registry document -> Packument; UpstreamError(502) when malformed."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("versions"), dict):
+        raise UpstreamError(502, "registry answered an unexpected document")
+    dists: dict[str, Dist] = {}
+    deprecated: set[str] = set()
+    for version, meta in doc["versions"].items():
+        if not isinstance(version, str) or not isinstance(meta, dict):
+            continue
+        dist = meta.get("dist")
+        if not isinstance(dist, dict) or not isinstance(dist.get("tarball"), str):
+            continue
+        dists[version] = Dist(
+            dist["tarball"], _str(dist.get("integrity")), _str(dist.get("shasum"))
+        )
+        if meta.get("deprecated"):
+            deprecated.add(version)
+    raw_tags = doc.get("dist-tags")
+    tags: dict[str, str] = {}
+    if isinstance(raw_tags, dict):
+        tags = {k: v for k, v in raw_tags.items() if isinstance(v, str)}
+    description = _str(doc.get("description")) or ""
+    latest = tags.get("latest")
+    if not description and latest and isinstance(doc["versions"].get(latest), dict):
+        description = _str(doc["versions"][latest].get("description")) or ""
+    return Packument(name, tags, dists, frozenset(deprecated), description)
+
+
+def packument_to_json(packument: Packument) -> dict[str, object]:
+    """The reduced form kept in the store for stale-if-error (a registry-shaped document)."""
+    return {
+        "name": packument.name,
+        "description": packument.description,
+        "dist-tags": dict(packument.dist_tags),
+        "versions": {
+            version: {
+                "dist": {"tarball": d.tarball, "integrity": d.integrity, "shasum": d.shasum},
+                **({"deprecated": "yes"} if version in packument.deprecated else {}),
+            }
+            for version, d in packument.dists.items()
+        },
+    }
+
+
+async def fetch_packument(
+    http: httpx.AsyncClient, registry: str, name: str, *, timeout_s: float, full: bool = False
+) -> Packument:
+    doc = await fetch_json(
+        http,
+        packument_url(registry, name),
+        timeout_s=timeout_s,
+        max_bytes=PACKUMENT_MAX_BYTES,
+        accept="application/json" if full else ABBREVIATED,
+    )
+    return make_packument(name, doc)
+
+
+def tarball_url(registry: str, name: str, version: str, dist_tarball: str) -> str:
+    """``dist.tarball`` when it is on the registry's own origin, else the conventional path.
+
+    A packument that points elsewhere is not followed (SSRF): the tarball is asked for at
+    ``<registry>/<name>/-/<basename>-<version>.tgz`` instead, where npm registries keep it.
+    """
+    base, given = urlsplit(registry), urlsplit(dist_tarball)
+    if (given.scheme, given.hostname, given.port) == (base.scheme, base.hostname, base.port):
+        return dist_tarball
+    basename = name.rsplit("/", 1)[-1]
+    return f"{registry}{quote(name, safe='@/')}/-/{quote(basename)}-{quote(version)}.tgz"
+
+
+def make_npm_hits(doc: object) -> list[Hit]:
+    """``/-/v1/search`` answer -> hits in the registry's order; malformed objects are skipped."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("objects"), list):
+        raise UpstreamError(502, "registry search answered an unexpected document")
+    hits: list[Hit] = []
+    for item in doc["objects"]:
+        package = item.get("package") if isinstance(item, dict) else None
+        if not isinstance(package, dict):
+            continue
+        name, version = _str(package.get("name")), _str(package.get("version"))
+        if not name or not version or not is_package_name(name):
+            continue
+        hits.append(
+            Hit(
+                name=name,
+                version=version,
+                description=_str(package.get("description")) or "",
+                kind="package",
+                url=f"/npm/{name}@{quote(version, safe='')}/",
+                rank=len(hits),
+            )
+        )
+    return hits
+
+
+async def search_npm(
+    http: httpx.AsyncClient, registry: str, q: str, *, size: int, timeout_s: float
+) -> list[Hit]:
+    """Registry search; a registry without ``/-/v1/search`` (404) gets an exact-name lookup."""
+    url = f"{registry}-/v1/search?{urlencode({'text': q, 'size': size})}"
+    try:
+        doc = await fetch_json(http, url, timeout_s=timeout_s, max_bytes=SEARCH_MAX_BYTES)
+    except UpstreamError as exc:
+        if exc.status != 404:
+            raise
+        return await _exact_name_hit(http, registry, q, timeout_s=timeout_s)
+    return make_npm_hits(doc)
+
+
+async def _exact_name_hit(
+    http: httpx.AsyncClient, registry: str, q: str, *, timeout_s: float
+) -> list[Hit]:
+    name = q.strip().lower()
+    if not is_package_name(name):
+        return []
+    try:
+        packument = await fetch_packument(http, registry, name, timeout_s=timeout_s, full=True)
+    except UpstreamError as exc:
+        if exc.status == 404:
+            return []
+        raise
+    latest = packument.dist_tags.get("latest")
+    if latest is None or latest not in packument.dists:
+        return []
+    url = f"/npm/{packument.name}@{quote(latest, safe='')}/"
+    return [Hit(packument.name, latest, packument.description, "package", url, 0)]
+
+
+# --- library catalog ----------------------------------------------------------------------------
+def make_library_hits(doc: object) -> list[Hit]:
+    """``/libraries?search=`` answer -> hits; a library with no version or filename is dropped
+    (no version-pinned URL can be made for it)."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
+        raise UpstreamError(502, "library catalog answered an unexpected document")
+    hits: list[Hit] = []
+    for item in doc["results"]:
+        if not isinstance(item, dict):
+            continue
+        name, version = _str(item.get("name")), _str(item.get("version"))
+        filename = _str(item.get("filename"))
+        if not name or not version or not filename:
+            continue
+        if not LIBRARY_NAME.fullmatch(name) or not EXACT_LIBRARY_VERSION.fullmatch(version):
+            continue
+        hits.append(
+            Hit(
+                name=name,
+                version=version,
+                description=_str(item.get("description")) or "",
+                kind="library",
+                url=f"/npm/lib/{name}@{version}/{quote(filename.lstrip('/'), safe='/')}",
+                rank=len(hits),
+            )
+        )
+    return hits
+
+
+def library_base(api: str) -> str:
+    return api.rstrip("/")
+
+
+async def search_library(
+    http: httpx.AsyncClient, api: str, q: str, *, limit: int, timeout_s: float
+) -> list[Hit]:
+    query = urlencode(
+        {"search": q, "fields": "version,description,filename", "limit": limit}, safe=","
+    )
+    doc = await fetch_json(
+        http,
+        f"{library_base(api)}/libraries?{query}",
+        timeout_s=timeout_s,
+        max_bytes=SEARCH_MAX_BYTES,
+    )
+    return make_library_hits(doc)
+
+
+def make_library_version(doc: object) -> LibraryVersion:
+    if not isinstance(doc, dict):
+        raise UpstreamError(502, "library catalog answered an unexpected document")
+    if doc.get("error"):
+        raise UpstreamError(404, "library version not found")
+    files: set[str] = set()
+    for key in ("files", "rawFiles"):
+        listed = doc.get(key)
+        if isinstance(listed, list):
+            files.update(f.lstrip("/") for f in listed if isinstance(f, str))
+    raw_sri = doc.get("sri")
+    sri: dict[str, str] = {}
+    if isinstance(raw_sri, dict):
+        sri = {k.lstrip("/"): v for k, v in raw_sri.items() if isinstance(v, str)}
+    return LibraryVersion(frozenset(files), sri)
+
+
+async def fetch_library_version(
+    http: httpx.AsyncClient, api: str, name: str, version: str, *, timeout_s: float
+) -> LibraryVersion:
+    url = (
+        f"{library_base(api)}/libraries/{quote(name, safe='')}/{quote(version, safe='')}"
+        "?fields=files,rawFiles,sri"
+    )
+    doc = await fetch_json(http, url, timeout_s=timeout_s, max_bytes=SEARCH_MAX_BYTES * 4)
+    return make_library_version(doc)
+
+
+def library_file_url(files_base: str, name: str, version: str, path: str) -> str:
+    return (
+        f"{files_base.rstrip('/')}/{quote(name, safe='')}/{quote(version, safe='')}/"
+        f"{quote(path, safe='/')}"
+    )

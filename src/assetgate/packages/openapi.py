@@ -1,0 +1,124 @@
+"""OpenAPI paths of the package library, from the same bounds the parsers use (query.py)."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from assetgate.packages.query import LIMIT_DEFAULT, LIMIT_MAX, LIMIT_MIN, Q_MAX_CHARS, Q_MIN_CHARS
+
+_ERROR: Final = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+
+
+def _error(description: str) -> dict[str, Any]:
+    return {"description": description, "content": _ERROR}
+
+
+SEARCH_RESULT: Final[dict[str, Any]] = {
+    "type": "object",
+    "required": ["service", "query", "total", "results"],
+    "properties": {
+        "service": {"type": "string"},
+        "query": {"type": "string"},
+        "total": {"type": "integer", "minimum": 0},
+        "results": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["name", "version", "description", "kind", "url", "ready"],
+                "properties": {
+                    "name": {"type": "string"},
+                    "version": {"type": "string"},
+                    "description": {"type": "string"},
+                    "kind": {"type": "string", "enum": ["package", "library"]},
+                    "url": {"type": "string"},
+                    "ready": {"type": "boolean"},
+                },
+            },
+        },
+    },
+}
+
+_PINNED = {
+    "200": {"description": "The file, `Cache-Control: public, max-age=31536000, immutable`."},
+    "304": {"description": "Not modified (strong ETag = sha256 of the file)."},
+    "404": _error("No such package, version or file."),
+    "413": _error("The package exceeds a size limit."),
+    "502": _error("The upstream failed or the integrity check failed."),
+}
+
+OPENAPI: Final[dict[str, Any]] = {
+    "/npm": {
+        "get": {
+            "operationId": "packageSearchPage",
+            "summary": "Package search page (HTML).",
+            "responses": {
+                "200": {"description": "The page.", "content": {"text/html": {}}},
+                "404": _error("The page is missing."),
+            },
+        }
+    },
+    "/npm/search": {
+        "get": {
+            "operationId": "searchPackages",
+            "summary": "Search the npm registry and the library catalog.",
+            "parameters": [
+                {
+                    "name": "q",
+                    "in": "query",
+                    "required": True,
+                    "schema": {
+                        "type": "string",
+                        "minLength": Q_MIN_CHARS,
+                        "maxLength": Q_MAX_CHARS,
+                    },
+                },
+                {
+                    "name": "limit",
+                    "in": "query",
+                    "required": False,
+                    "schema": {
+                        "type": "integer",
+                        "minimum": LIMIT_MIN,
+                        "maximum": LIMIT_MAX,
+                        "default": LIMIT_DEFAULT,
+                    },
+                },
+            ],
+            "responses": {
+                "200": {
+                    "description": "Merged, ranked results with version-pinned URLs.",
+                    "content": {"application/json": {"schema": SEARCH_RESULT}},
+                },
+                "400": _error("Invalid q or limit."),
+                "405": _error("Method not allowed."),
+                "502": _error("The search catalogs cannot be fetched."),
+            },
+        }
+    },
+    "/npm/{package}@{version}/": {
+        "get": {
+            "operationId": "packageDefaultFile",
+            "summary": "Redirect to the package's default file (or to the exact version).",
+            "parameters": [
+                {"name": "package", "in": "path", "required": True, "schema": {"type": "string"}},
+                {"name": "version", "in": "path", "required": True, "schema": {"type": "string"}},
+            ],
+            "responses": {
+                "302": {"description": "To the default file, or from a range/tag to the version."},
+                **{k: v for k, v in _PINNED.items() if k not in ("200", "304")},
+            },
+        }
+    },
+    "/npm/lib/{library}@{version}/{path}": {
+        "get": {
+            "operationId": "libraryFile",
+            "summary": "A library catalog file at an exact version.",
+            "parameters": [
+                {"name": "library", "in": "path", "required": True, "schema": {"type": "string"}},
+                {"name": "version", "in": "path", "required": True, "schema": {"type": "string"}},
+                {"name": "path", "in": "path", "required": True, "schema": {"type": "string"}},
+            ],
+            "responses": _PINNED,
+        }
+    },
+}

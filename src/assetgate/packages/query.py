@@ -1,0 +1,41 @@
+"""``/npm/search`` query string -> SearchQuery (pure; spec §4.2 and §8).
+
+``q`` is measured after trimming, in code points, 2..80; ``limit`` is a base-10 integer 1..20,
+default 12. Anything else is a 400 that names the parameter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from assetgate.errors import AppError
+from assetgate.web.params import read_int
+
+Q_MIN_CHARS: Final = 2
+Q_MAX_CHARS: Final = 80
+LIMIT_MIN: Final = 1
+LIMIT_MAX: Final = 20
+LIMIT_DEFAULT: Final = 12
+
+
+@dataclass(frozen=True, slots=True)
+class SearchQuery:
+    q: str
+    limit: int
+
+    def cache_key(self) -> tuple[str, int]:
+        return self.q.casefold(), self.limit
+
+
+def parse_search_query(query: Mapping[str, str]) -> SearchQuery:
+    raw = query.get("q")
+    if raw is None:
+        raise AppError.missing_param("q")
+    q = " ".join(raw.split())
+    if not Q_MIN_CHARS <= len(q) <= Q_MAX_CHARS:
+        raise AppError.bad_param("q", f"{Q_MIN_CHARS}..{Q_MAX_CHARS} characters", raw)
+    limit = read_int(query, "limit", low=LIMIT_MIN, high=LIMIT_MAX, default=LIMIT_DEFAULT)
+    assert limit is not None
+    return SearchQuery(q=q, limit=limit)

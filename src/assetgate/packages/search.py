@@ -1,0 +1,106 @@
+"""``/npm/search``: both catalogs at once, merged and ranked, with a short answer cache.
+
+Each catalog gets its own deadline; one failing catalog yields a partial answer (200), and only
+when every catalog failed is the answer a 502. Complete answers are cached per
+``(q.casefold(), limit)`` for ``ASSETGATE_SEARCH_CACHE_TTL_S``; partial ones are not, so a
+recovered catalog shows up on the next request. ``ready`` is not cached: it is read from the store
+index for every answer, because it changes whenever something is fetched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Final
+from urllib.parse import unquote
+
+from assetgate.errors import AppError
+from assetgate.packages import catalogs
+from assetgate.packages.catalogs import UpstreamError
+from assetgate.packages.merge import Hit, merge_hits, rank_hits
+from assetgate.packages.query import SearchQuery
+from assetgate.packages.service import Packages
+from assetgate.packages.store import Store
+
+log = logging.getLogger("assetgate.packages")
+
+SEARCH_TIMEOUT_S: Final = 3.0
+CACHE_ENTRIES: Final = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    total: int
+    hits: tuple[Hit, ...]
+    partial: bool
+
+
+class Search:
+    def __init__(self, packages: Packages, ttl_s: float) -> None:
+        self.packages = packages
+        self.ttl_s = ttl_s
+        self._cache: OrderedDict[tuple[str, int], tuple[float, Answer]] = OrderedDict()
+
+    def _timeout(self) -> float:
+        return min(SEARCH_TIMEOUT_S, self.packages.upstreams.timeout_s)
+
+    async def _npm(self, query: SearchQuery) -> list[Hit]:
+        registry = self.packages.upstreams.registry
+        if registry is None:
+            raise UpstreamError(502, "no npm registry is configured")
+        return await catalogs.search_npm(
+            self.packages.http,
+            registry,
+            query.q,
+            size=max(query.limit * 2, 20),
+            timeout_s=self._timeout(),
+        )
+
+    async def _library(self, query: SearchQuery) -> list[Hit]:
+        return await catalogs.search_library(
+            self.packages.http,
+            self.packages.upstreams.library_api,
+            query.q,
+            limit=max(query.limit * 2, 20),
+            timeout_s=self._timeout(),
+        )
+
+    async def answer(self, query: SearchQuery) -> Answer:
+        key = query.cache_key()
+        cached = self._cache.get(key)
+        if cached is not None and time.monotonic() - cached[0] < self.ttl_s:
+            return cached[1]
+        outcomes = await asyncio.gather(
+            self._npm(query), self._library(query), return_exceptions=True
+        )
+        hits: list[Hit] = []
+        failures = 0
+        for name, outcome in zip(("npm", "library"), outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                if not isinstance(outcome, UpstreamError | TimeoutError):
+                    raise outcome
+                failures += 1
+                log.warning("search: %s catalog failed: %s", name, outcome)
+            else:
+                hits.extend(outcome)
+        if failures == len(outcomes):
+            raise AppError.upstream("search catalogs cannot be fetched")
+        ranked = rank_hits(merge_hits(hits), query.q)
+        answer = Answer(len(ranked), tuple(ranked[: query.limit]), partial=failures > 0)
+        if not answer.partial and self.ttl_s > 0:
+            self._cache[key] = (time.monotonic(), answer)
+            while len(self._cache) > CACHE_ENTRIES:
+                self._cache.popitem(last=False)
+        return answer
+
+
+def is_ready(store: Store, hit: Hit) -> bool:
+    """True when the pinned URL is served from the store without asking upstream."""
+    if hit.kind == "package":
+        return store.version("npm", hit.name, hit.version) is not None
+    prefix = f"/npm/lib/{hit.name}@{hit.version}/"
+    path = unquote(hit.url.removeprefix(prefix))
+    return store.file("lib", hit.name, hit.version, path) is not None

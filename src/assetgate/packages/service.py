@@ -1,0 +1,344 @@
+"""The packages part's state: packument cache, single-flight ingest of versions and library files.
+
+One ``Packages`` object is built in the part's lifespan. Its job is to make a pinned thing present
+in the store, asking upstream at most once per thing however many requests arrive together
+(an asyncio task per key in this process, an ``flock`` per key across worker processes). Nothing
+is stored before it was verified: a tarball is hashed while it streams to a temporary file and
+compared with the registry's ``dist.integrity`` before a single entry is unpacked; a library file
+is compared with the catalog's ``sri``. Failures are remembered for a minute so a hostile or
+broken upstream object is not downloaded again on every request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import tempfile
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, TypeVar, cast
+
+import anyio.to_thread
+import httpx
+
+from assetgate.errors import AppError
+from assetgate.packages import catalogs
+from assetgate.packages.catalogs import LibraryVersion, UpstreamError
+from assetgate.packages.defaultfile import choose_default_file
+from assetgate.packages.integrity import Expected, expected_for_dist, parse_sri
+from assetgate.packages.store import FileRow, Store, StoreSink, VersionKey, VersionRow
+from assetgate.packages.tarball import (
+    CHUNK_BYTES,
+    Limits,
+    StoredBlob,
+    UnpackError,
+    blob_suffix,
+    unpack,
+)
+from assetgate.packages.versions import Packument, is_exact, resolve_version
+from assetgate.web.workgate import WorkGate
+
+log = logging.getLogger("assetgate.packages")
+
+T = TypeVar("T")
+ALIAS_TTL_S: Final = 300.0
+STALE_IF_ERROR_S: Final = 24 * 3600.0
+NEGATIVE_TTL_S: Final = 60.0
+PACKUMENT_CACHE_ENTRIES: Final = 512
+DOWNLOAD_DEADLINE_S: Final = 60.0
+MAX_TARBALL_BYTES: Final = 64 * 1024 * 1024
+DEFAULT_LIMITS: Final = Limits()
+
+
+@dataclass(frozen=True, slots=True)
+class Upstreams:
+    registry: str | None
+    library_api: str
+    library_files: str
+    timeout_s: float
+
+
+def _upstream_failure(exc: UpstreamError, what: str) -> AppError:
+    if exc.status == 404:
+        return AppError.not_found(f"{what} not found")
+    return AppError.upstream(f"{what}: {exc.message}")
+
+
+class Packages:
+    def __init__(
+        self,
+        store: Store,
+        http: httpx.AsyncClient,
+        gate: WorkGate,
+        upstreams: Upstreams,
+        limits: Limits = DEFAULT_LIMITS,
+        max_tarball_bytes: int = MAX_TARBALL_BYTES,
+    ) -> None:
+        self.store = store
+        self.http = http
+        self.gate = gate
+        self.upstreams = upstreams
+        self.limits = limits
+        self.max_tarball_bytes = max_tarball_bytes
+        self._inflight: dict[object, asyncio.Task[object]] = {}
+        self._failed: dict[object, tuple[float, AppError]] = {}
+        self._packuments: OrderedDict[str, tuple[float, Packument]] = OrderedDict()
+        self._libraries: OrderedDict[tuple[str, str], LibraryVersion] = OrderedDict()
+
+    # --- single flight ------------------------------------------------------------------------
+    async def _once(self, key: object, work: Callable[[], Awaitable[T]]) -> T:
+        failed = self._failed.get(key)
+        if failed is not None:
+            if time.monotonic() - failed[0] < NEGATIVE_TTL_S:
+                raise failed[1]
+            del self._failed[key]
+        task = self._inflight.get(key)
+        if task is None:
+            task = asyncio.ensure_future(_erase(work()))
+            self._inflight[key] = task
+
+            def done(finished: asyncio.Task[object]) -> None:
+                self._inflight.pop(key, None)
+                if not finished.cancelled() and isinstance(finished.exception(), AppError):
+                    error = finished.exception()
+                    assert isinstance(error, AppError)
+                    if error.status != 503:
+                        self._failed[key] = (time.monotonic(), error)
+
+            task.add_done_callback(done)
+        return cast(T, await asyncio.shield(task))
+
+    # --- packuments ---------------------------------------------------------------------------
+    def _registry(self) -> str:
+        if self.upstreams.registry is None:
+            raise AppError.upstream("no npm registry is configured")
+        return self.upstreams.registry
+
+    async def packument(self, name: str, *, max_age_s: float = ALIAS_TTL_S) -> Packument:
+        cached = self._packuments.get(name)
+        if cached is not None and time.monotonic() - cached[0] < max_age_s:
+            return cached[1]
+        return await self._once(("packument", name), lambda: self._fetch_packument(name))
+
+    async def _fetch_packument(self, name: str) -> Packument:
+        registry = self._registry()
+        try:
+            packument = await catalogs.fetch_packument(
+                self.http, registry, name, timeout_s=self.upstreams.timeout_s
+            )
+        except UpstreamError as exc:
+            if exc.status == 404:
+                raise AppError.not_found("package not found") from exc
+            stale = await self._stale_packument(name)
+            if stale is None:
+                raise _upstream_failure(exc, "registry") from exc
+            log.warning("registry failed (%s); serving a stale packument of %s", exc.message, name)
+            return stale
+        self._remember(name, packument)
+        body = catalogs.packument_to_json(packument)
+        await anyio.to_thread.run_sync(self.store.save_packument, name, body)
+        return packument
+
+    def _remember(self, name: str, packument: Packument) -> None:
+        self._packuments[name] = (time.monotonic(), packument)
+        self._packuments.move_to_end(name)
+        while len(self._packuments) > PACKUMENT_CACHE_ENTRIES:
+            self._packuments.popitem(last=False)
+
+    async def _stale_packument(self, name: str) -> Packument | None:
+        saved = self.store.load_packument(name)
+        if saved is None or time.time() - saved[0] > STALE_IF_ERROR_S:
+            return None
+        try:
+            return catalogs.make_packument(name, saved[1])
+        except UpstreamError:
+            return None
+
+    async def resolve(self, name: str, spec: str) -> str:
+        """A range, tag or missing version -> the exact version (AppError 404 when none)."""
+        packument = await self.packument(name)
+        version = resolve_version(packument, spec)
+        if version is None and is_exact(spec):
+            packument = await self.packument(name, max_age_s=0)  # published a moment ago?
+            version = resolve_version(packument, spec)
+        if version is None:
+            raise AppError.not_found("no matching version")
+        return version
+
+    # --- npm versions -------------------------------------------------------------------------
+    async def ensure_version(self, name: str, version: str) -> VersionRow:
+        key: VersionKey = ("npm", name, version)
+        row = self.store.version(*key)
+        if row is not None:
+            return row
+        return await self._once(key, lambda: self._ingest(key))
+
+    async def _ingest(self, key: VersionKey) -> VersionRow:
+        _, name, version = key
+        packument = await self.packument(name)
+        if version not in packument.dists:
+            packument = await self.packument(name, max_age_s=0)
+        dist = packument.dists.get(version)
+        if dist is None:
+            raise AppError.not_found("version not found")
+        expected = expected_for_dist(dist.integrity, dist.shasum)
+        if expected is None:
+            raise AppError.upstream("registry gave no integrity hash for the tarball")
+        url = catalogs.tarball_url(self._registry(), name, version, dist.tarball)
+        lock = self.store.process_lock(key)
+        await anyio.to_thread.run_sync(lock.__enter__)
+        try:
+            row = self.store.version(*key)
+            if row is not None:
+                return row  # another worker process finished it while we waited
+            with self._temp_file() as tmp:
+                await self._download(url, tmp, expected, self.max_tarball_bytes, "tarball")
+                await self._unpack_and_commit(key, tmp)
+        finally:
+            lock.__exit__(None, None, None)
+        row = self.store.version(*key)
+        assert row is not None
+        return row
+
+    async def _unpack_and_commit(self, key: VersionKey, tarball: Path) -> None:
+        sink = self.store.new_sink()
+        try:
+            unpacked = await self.gate.run(unpack, tarball, sink, self.limits)
+        except UnpackError as exc:
+            log.warning("refused %s@%s: %s", key[1], key[2], exc.message)
+            raise AppError(exc.status, exc.message) from exc
+        manifest: object = {}
+        if unpacked.manifest is not None:
+            with contextlib.suppress(ValueError):
+                manifest = json.loads(unpacked.manifest)
+        chosen = choose_default_file(
+            manifest if isinstance(manifest, dict) else {}, unpacked.files.keys()
+        )
+        try:
+            await anyio.to_thread.run_sync(
+                self.store.commit_version,
+                key,
+                unpacked.files,
+                chosen.path if chosen else None,
+                chosen.reason if chosen else None,
+            )
+        except BaseException:
+            sink.discard(set(sink.created))
+            raise
+        await anyio.to_thread.run_sync(self.store.evict, key)
+
+    @contextlib.contextmanager
+    def _temp_file(self) -> Iterator[Path]:
+        fd, name = tempfile.mkstemp(dir=self.store.tmp_dir, prefix="dl-")
+        os.close(fd)
+        try:
+            yield Path(name)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(name)
+
+    async def _download(
+        self, url: str, target: Path, expected: Expected | None, max_bytes: int, what: str
+    ) -> None:
+        """Stream ``url`` into ``target`` while hashing; verify before returning."""
+        digest = expected.new_hash() if expected is not None else None
+        received = 0
+        try:
+            async with asyncio.timeout(DOWNLOAD_DEADLINE_S):
+                async with self.http.stream("GET", url) as response:
+                    if response.status_code == 404:
+                        raise AppError.not_found(f"{what} not found upstream")
+                    if response.status_code != 200:
+                        raise AppError.upstream(f"{what}: upstream answered {response.status_code}")
+                    declared = response.headers.get("content-length", "")
+                    if declared.isdigit() and int(declared) > max_bytes:
+                        raise AppError.too_large(f"{what} exceeds the configured size limit")
+                    with target.open("wb") as out:
+                        async for chunk in response.aiter_raw(CHUNK_BYTES):
+                            received += len(chunk)
+                            if received > max_bytes:
+                                raise AppError.too_large(
+                                    f"{what} exceeds the configured size limit"
+                                )
+                            if digest is not None:
+                                digest.update(chunk)
+                            out.write(chunk)
+        except TimeoutError as exc:
+            raise AppError.upstream(f"{what}: download timed out", status=504) from exc
+        except httpx.HTTPError as exc:
+            raise AppError.upstream(f"{what}: upstream unreachable") from exc
+        if expected is not None and digest is not None and not expected.matches(digest.digest()):
+            log.error("integrity mismatch for %s (%s)", url, expected.algorithm)
+            raise AppError.upstream(f"{what} failed its integrity check; nothing was stored")
+
+    # --- library files ------------------------------------------------------------------------
+    async def library_version(self, name: str, version: str) -> LibraryVersion:
+        cached = self._libraries.get((name, version))
+        if cached is not None:
+            return cached
+
+        async def fetch() -> LibraryVersion:
+            try:
+                found = await catalogs.fetch_library_version(
+                    self.http,
+                    self.upstreams.library_api,
+                    name,
+                    version,
+                    timeout_s=self.upstreams.timeout_s,
+                )
+            except UpstreamError as exc:
+                raise _upstream_failure(exc, "library") from exc
+            self._libraries[(name, version)] = found
+            while len(self._libraries) > PACKUMENT_CACHE_ENTRIES:
+                self._libraries.popitem(last=False)
+            return found
+
+        return await self._once(("libversion", name, version), fetch)
+
+    async def ensure_library_file(self, name: str, version: str, path: str) -> FileRow:
+        row = self.store.file("lib", name, version, path)
+        if row is not None:
+            return row
+        return await self._once(
+            ("lib", name, version, path), lambda: self._ingest_library_file(name, version, path)
+        )
+
+    async def _ingest_library_file(self, name: str, version: str, path: str) -> FileRow:
+        meta = await self.library_version(name, version)
+        if path not in meta.files:
+            raise AppError.not_found()
+        expected = parse_sri(meta.sri.get(path))
+        url = catalogs.library_file_url(self.upstreams.library_files, name, version, path)
+        key: VersionKey = ("lib", name, version)
+        with self._temp_file() as tmp:
+            await self._download(url, tmp, expected, self.limits.max_file_bytes, "library file")
+            sink = self.store.new_sink()
+            stored = await anyio.to_thread.run_sync(_put_file, sink, tmp, blob_suffix(path))
+            try:
+                await anyio.to_thread.run_sync(self.store.add_file, key, path, stored)
+            except BaseException:
+                sink.discard(set(sink.created))
+                raise
+        await anyio.to_thread.run_sync(self.store.evict, key)
+        row = self.store.file("lib", name, version, path)
+        assert row is not None
+        return row
+
+
+async def _erase(work: Awaitable[object]) -> object:
+    return await work
+
+
+def _put_file(sink: StoreSink, path: Path, suffix: str) -> StoredBlob:
+    def chunks() -> Iterator[bytes]:
+        with path.open("rb") as handle:
+            while chunk := handle.read(CHUNK_BYTES):
+                yield chunk
+
+    return sink.put(chunks(), suffix)

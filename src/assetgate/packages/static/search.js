@@ -1,0 +1,113 @@
+// Package search page: calls /npm/search as you type and renders pinned, copy-ready tags.
+// Everything from the catalogs is attacker-controlled: it is only ever assigned to textContent
+// (never innerHTML), so names and descriptions render as text. The page's CSP allows scripts
+// and fetches from this origin only.
+"use strict";
+
+(function () {
+  const DEBOUNCE_MS = 200;
+  const form = document.getElementById("search-form");
+  const input = document.getElementById("q");
+  const status = document.getElementById("status");
+  const list = document.getElementById("results");
+  const template = document.getElementById("result-template");
+  let timer = 0;
+  let generation = 0;
+
+  function absolute(url) {
+    return new URL(url, window.location.origin).href;
+  }
+
+  function isCss(url) {
+    return /\.css$/i.test(url.split("?")[0]);
+  }
+
+  function makeTag(url, integrity) {
+    const sri = integrity ? ` integrity="${integrity}" crossorigin="anonymous"` : "";
+    if (isCss(url)) {
+      return `<link rel="stylesheet" href="${url}"${sri}>`;
+    }
+    return `<script src="${url}"${sri}></script>`;
+  }
+
+  async function fetchSri(item, code) {
+    // Only for results already in the store: typing never makes the server download packages.
+    try {
+      const response = await fetch(`${item.url}?sri`, { headers: { Accept: "application/json" } });
+      if (!response.ok) return;
+      const data = await response.json();
+      if (typeof data.url === "string" && typeof data.integrity === "string") {
+        code.textContent = makeTag(absolute(data.url), data.integrity);
+      }
+    } catch (error) {
+      // Keep the tag without integrity.
+    }
+  }
+
+  function render(data) {
+    list.replaceChildren();
+    for (const item of data.results) {
+      const node = template.content.firstElementChild.cloneNode(true);
+      node.querySelector(".name").textContent = item.name;
+      node.querySelector(".version").textContent = item.version;
+      node.querySelector(".kind").textContent = item.kind;
+      node.querySelector(".description").textContent = item.description;
+      node.querySelector(".ready").hidden = !item.ready;
+      const code = node.querySelector(".tag");
+      code.textContent = makeTag(absolute(item.url), "");
+      node.querySelector(".copy").addEventListener("click", () => {
+        navigator.clipboard.writeText(code.textContent).then(
+          () => { status.textContent = "Copied."; },
+          () => { status.textContent = "Copy failed: select the tag and copy it by hand."; },
+        );
+      });
+      if (item.ready) fetchSri(item, code);
+      list.appendChild(node);
+    }
+    const shown = data.results.length;
+    status.textContent = shown
+      ? `${shown} of ${data.total} result${data.total === 1 ? "" : "s"} for “${data.query}”`
+      : `No results for “${data.query}”`;
+  }
+
+  async function search(query) {
+    const mine = ++generation;
+    status.textContent = "Searching…";
+    try {
+      const response = await fetch(`/npm/search?q=${encodeURIComponent(query)}&limit=12`, {
+        headers: { Accept: "application/json" },
+      });
+      const data = await response.json();
+      if (mine !== generation) return;
+      if (!response.ok) {
+        list.replaceChildren();
+        status.textContent = `Search failed: ${data.error || response.status}`;
+        return;
+      }
+      render(data);
+    } catch (error) {
+      if (mine === generation) status.textContent = "Search failed: the service is unreachable.";
+    }
+  }
+
+  function schedule() {
+    window.clearTimeout(timer);
+    const query = input.value.trim();
+    if (query.length < 2) {
+      generation++;
+      list.replaceChildren();
+      status.textContent = query ? "Type at least two characters." : "";
+      return;
+    }
+    timer = window.setTimeout(() => search(query.slice(0, 80)), DEBOUNCE_MS);
+  }
+
+  input.addEventListener("input", schedule);
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    window.clearTimeout(timer);
+    const query = input.value.trim();
+    if (query.length >= 2) search(query.slice(0, 80));
+  });
+  if (input.value.trim()) schedule();
+})();

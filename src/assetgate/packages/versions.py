@@ -1,0 +1,69 @@
+"""npm version resolution: exact version, dist-tag or range -> one exact version (pure).
+
+Order as in npm-pick-manifest and jsDelivr's resolver (research note §4.1): an exact version that
+exists wins; then a dist-tag; then a range, where ``dist-tags.latest`` is taken when it satisfies
+the range, else the highest satisfying version, preferring non-deprecated ones. Prereleases only
+match a range that names a prerelease (npm's rule, implemented by ``semantic_version.NpmSpec``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from semantic_version import NpmSpec, Version
+
+
+@dataclass(frozen=True, slots=True)
+class Dist:
+    """Where a version's tarball is and how to verify it (packument ``versions[v].dist``)."""
+
+    tarball: str
+    integrity: str | None
+    shasum: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Packument:
+    """The part of a registry document assetgate needs; everything else is dropped on arrival."""
+
+    name: str
+    dist_tags: Mapping[str, str]
+    dists: Mapping[str, Dist]
+    deprecated: frozenset[str] = field(default_factory=frozenset)
+    description: str = ""
+
+
+def _version(text: str) -> Version | None:
+    try:
+        return Version(text)
+    except ValueError:
+        return None
+
+
+def is_exact(spec: str) -> bool:
+    """A full semver version (``1.2.3``, ``1.0.0-beta.1``): the URL is already pinned."""
+    parsed = _version(spec)
+    return parsed is not None and str(parsed) == spec
+
+
+def resolve_version(packument: Packument, spec: str) -> str | None:
+    """The exact version ``spec`` names in ``packument``, or None when nothing matches."""
+    spec = spec.strip()
+    if spec in packument.dists:
+        return spec
+    tag = "latest" if spec in ("", "*") else spec
+    tagged = packument.dist_tags.get(tag)
+    if tagged is not None and tagged in packument.dists:
+        return tagged
+    try:
+        wanted = NpmSpec(spec)
+    except ValueError:
+        return None
+    latest = _version(packument.dist_tags.get("latest", ""))
+    if latest is not None and str(latest) in packument.dists and wanted.match(latest):
+        return str(latest)
+    candidates = [v for v in map(_version, packument.dists) if v is not None]
+    fresh = [v for v in candidates if str(v) not in packument.deprecated]
+    chosen = wanted.select(fresh) or wanted.select(candidates)
+    return None if chosen is None else str(chosen)
