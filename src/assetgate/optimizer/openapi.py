@@ -1,0 +1,106 @@
+"""The optimizer's OpenAPI paths, written from ``spec.PARAMS`` - the table the parser reads.
+
+A parameter cannot be documented differently from how it is parsed: both come from one row.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from assetgate.imaging.formats import MEDIA_TYPES
+from assetgate.optimizer.spec import OPENAPI_PARAMS, Param
+
+_ERROR: Final = {"$ref": "#/components/schemas/Error"}
+_BINARY: Final = {"type": "string", "format": "binary"}
+_BODY_TYPES: Final = (*MEDIA_TYPES.values(), "text/css", "application/javascript")
+
+_RESPONSE_HEADERS: Final[dict[str, tuple[dict[str, Any], str]]] = {
+    "ETag": ({"type": "string"}, "Derived from the transformation and the source file."),
+    "Last-Modified": ({"type": "string"}, "Modification time of the source file (HTTP-date)."),
+    "Cache-Control": ({"type": "string"}, "Caching directive for the CDN and clients."),
+    "X-Optimizer-Cache": ({"type": "string", "enum": ["BYPASS"]}, "Present when transformed."),
+    "X-Optimizer-Status": (
+        {"type": "string", "enum": ["passthrough"]},
+        "Present when no transformation was needed.",
+    ),
+    "X-Original-Size": ({"type": "integer", "minimum": 0}, "Bytes of the source file."),
+    "X-Compressed-Size": ({"type": "integer", "minimum": 0}, "Bytes after transformation."),
+    "X-Compression-Ratio": (
+        {"type": "string", "pattern": r"^-?[0-9]+(\.[0-9]+)?%$"},
+        "Reduction relative to the source file.",
+    ),
+    "X-Output-Format": (
+        {"type": "string", "enum": list(MEDIA_TYPES)},
+        "Actual image output format.",
+    ),
+}
+
+_ERRORS: Final = {
+    "400": "Invalid parameter (the message names it); also face_crop.",
+    "404": "File does not exist, or is not a safe public path.",
+    "405": "Method other than GET, HEAD, OPTIONS.",
+    "413": "Image size or memory safety limit exceeded.",
+    "415": "Input image format cannot be identified or decoded.",
+    "429": "Rate limit exceeded (only when the optimizer is rate limited).",
+    "500": "Unexpected error; carries an error_id.",
+    "501": "The server lacks the requested input or output codec.",
+    "503": "Too many images in work; retry after Retry-After seconds.",
+}
+
+
+def parameter(param: Param, *, required: bool = False) -> dict[str, Any]:
+    return {
+        "name": param.name,
+        "in": "query",
+        "required": required,
+        "description": param.doc,
+        "schema": param.schema() | ({"minLength": 1} if required else {}),
+    }
+
+
+def _responses(*, body: bool) -> dict[str, Any]:
+    headers = {
+        name: {"schema": schema, "description": text}
+        for name, (schema, text) in _RESPONSE_HEADERS.items()
+    }
+    ok: dict[str, Any] = {
+        "description": "The transformed file, or the original when nothing had to change.",
+        "headers": headers,
+    }
+    if body:
+        ok["content"] = {media: {"schema": _BINARY} for media in _BODY_TYPES}
+    responses: dict[str, Any] = {
+        "200": ok,
+        "304": {"description": "Not modified (If-None-Match / If-Modified-Since)."},
+    }
+    for status, text in _ERRORS.items():
+        error: dict[str, Any] = {"description": text}
+        if body:
+            error["content"] = {"application/json": {"schema": _ERROR}}
+        responses[status] = error
+    return responses
+
+
+def make_paths(file_param: Param) -> dict[str, Any]:
+    params = [parameter(file_param, required=True), *(parameter(p) for p in OPENAPI_PARAMS)]
+    return {
+        "/": {
+            "get": {
+                "operationId": "optimizeFile",
+                "summary": "Transform an image or minify/compress a CSS or JavaScript file.",
+                "parameters": params,
+                "responses": _responses(body=True),
+            },
+            "head": {
+                "operationId": "inspectOptimizedFile",
+                "summary": "Headers of the optimizeFile answer, without a body.",
+                "parameters": params,
+                "responses": _responses(body=False),
+            },
+            "options": {
+                "operationId": "optimizerOptions",
+                "summary": "Allowed methods and CORS preflight.",
+                "responses": {"204": {"description": "Allow and CORS headers."}},
+            },
+        }
+    }

@@ -1,0 +1,278 @@
+"""ImageSpec + SourceInfo -> Plan: every size, box and limit decided before a pixel is touched.
+
+Pure (no pyvips): geometry is computed in display space, i.e. after EXIF orientation, which is the
+space a user's ``crop``/``focus_crop`` coordinates and ``width``/``height`` refer to. The limits of
+spec §8 (24 MP upscaled output, 4 MP AVIF output, animation frames) are enforced here, so a 413
+costs a header read. The plan also picks the fast path: when the image is only made smaller it is
+loaded at (about) the target scale (libvips shrink-on-load) and any crop box is mapped into that
+scaled space, instead of decoding every source pixel and resizing afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from assetgate.errors import AppError
+from assetgate.imaging.formats import (
+    MEDIA_TYPES,
+    InputFormat,
+    OutputFormat,
+    SourceInfo,
+    as_output,
+    codec_disabled,
+)
+from assetgate.optimizer.spec import DEFAULT_QUALITY, Gravity, ImageSpec
+from assetgate.web.negotiation import accepts
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_input_pixels: int
+    max_upscale_pixels: int
+    max_avif_pixels: int
+    max_frames: int
+
+
+@dataclass(frozen=True, slots=True)
+class Box:
+    x: int
+    y: int
+    width: int
+    height: int
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    output: OutputFormat
+    quality: int
+    width: int  # final size of one frame
+    height: int
+    animated: bool = False
+    load_size: tuple[int, int] | None = None  # shrink-on-load size of the whole image
+    crop: Box | None = None  # in the space of the loaded image
+    resize: tuple[int, int] | None = None  # after the crop
+    flip: bool = False
+    flop: bool = False
+    rotate: int = 0
+    blur: int = 0
+    sharpen: int = 0
+    brightness: int = 0
+    gamma: int = 0
+    contrast: int = 0
+    saturation: int = 0
+    hue: int = 0
+    tint: tuple[int, int, int] | None = None
+    sepia: int = 0
+
+    @property
+    def changes_pixels(self) -> bool:
+        """Anything beyond a re-encode: geometry or a filter."""
+        return bool(
+            self.load_size or self.crop or self.resize or self.flip or self.flop or self.rotate
+            or self.blur or self.sharpen or self.brightness or self.gamma or self.contrast
+            or self.saturation or self.hue or self.tint or self.sepia
+        )  # fmt: skip
+
+
+def choose_format(
+    requested: OutputFormat | None, *, accepts_webp: bool, source: InputFormat, has_alpha: bool
+) -> OutputFormat:
+    """Spec §4.1 ``format``: explicit, else WebP when accepted, else the input format when it is
+    an output format, else JPEG (PNG when the image has alpha)."""
+    if requested is not None:
+        return requested
+    if accepts_webp:
+        return "webp"
+    same = as_output(source)
+    if same is not None:
+        return same
+    return "png" if has_alpha else "jpeg"
+
+
+def format_bucket(requested: OutputFormat | None, *, accepts_webp: bool) -> str:
+    """The part of the negotiation that goes into the ETag, known before the source is read.
+
+    Everything else that decides the format is a function of the source, which the ETag already
+    covers, so three buckets suffice and ``Accept`` cannot explode a cache.
+    """
+    if requested is not None:
+        return requested
+    return "webp" if accepts_webp else "auto"
+
+
+def may_serve_source(
+    requested: OutputFormat | None, source: InputFormat, accept: str | None
+) -> bool:
+    """May the original bytes stand in for a re-encode (the "never bigger" rule)?
+
+    Only when the client can use them: an explicit ``format`` must equal the source's; otherwise
+    JPEG, PNG and GIF are safe everywhere and WebP/AVIF only when ``Accept`` names them.
+    """
+    same = as_output(source)
+    if same is None:
+        return False
+    if requested is not None:
+        return requested == same
+    return same in ("jpeg", "png", "gif") or accepts(accept, MEDIA_TYPES[same])
+
+
+def is_passthrough(spec: ImageSpec, plan: Plan, source: InputFormat) -> bool:
+    """Nothing would change: no geometry, no filter, same format, default quality."""
+    return (
+        not plan.changes_pixels
+        and plan.output == as_output(source)
+        and spec.quality == DEFAULT_QUALITY
+    )
+
+
+def make_plan(
+    spec: ImageSpec,
+    source: SourceInfo,
+    *,
+    output: OutputFormat,
+    limits: Limits,
+    disabled: Collection[str] = (),
+) -> Plan:
+    if codec_disabled(output, disabled):
+        raise AppError.not_implemented(f"the {output} encoder is not available on this server")
+    animated = source.animated and output in ("gif", "webp")
+    if animated:
+        _check_animation(source, limits)
+    box = _crop_box(spec, source.width, source.height)
+    base_w, base_h = (box.width, box.height) if box else (source.width, source.height)
+    target = _fit(spec, base_w, base_h)
+    enlarged = target[0] * target[1] > base_w * base_h
+    if enlarged and target[0] * target[1] > limits.max_upscale_pixels:
+        raise AppError.too_large(
+            f"upscaled output {target[0]}x{target[1]} is over the limit of "
+            f"{limits.max_upscale_pixels / 1e6:g} MP"
+        )
+    out_w, out_h = (target[1], target[0]) if spec.rotate in (90, 270) else target
+    if output == "avif" and out_w * out_h > limits.max_avif_pixels:
+        raise AppError.too_large(
+            f"AVIF output {out_w}x{out_h} is over the limit of {limits.max_avif_pixels / 1e6:g} MP"
+        )
+    load_size, crop, resize = _strategy(source, box, target)
+    return Plan(
+        output=output,
+        quality=spec.quality,
+        width=out_w,
+        height=out_h,
+        animated=animated,
+        load_size=load_size,
+        crop=crop,
+        resize=resize,
+        flip=spec.flip,
+        flop=spec.flop,
+        rotate=spec.rotate,
+        blur=spec.blur,
+        sharpen=spec.sharpen,
+        brightness=spec.brightness,
+        gamma=spec.gamma,
+        contrast=spec.contrast,
+        saturation=spec.saturation,
+        hue=spec.hue,
+        tint=spec.tint,
+        sepia=spec.sepia,
+    )
+
+
+def _check_animation(source: SourceInfo, limits: Limits) -> None:
+    if source.pages > limits.max_frames:
+        raise AppError.too_large(
+            f"animation has {source.pages} frames, more than the limit of {limits.max_frames}"
+        )
+    total = source.width * source.height * source.pages
+    if total > limits.max_input_pixels:
+        raise AppError.too_large(
+            f"animation is {source.pages} frames of {source.width}x{source.height} "
+            f"({total / 1e6:.1f} MP), over the input limit of "
+            f"{limits.max_input_pixels / 1e6:g} MP"
+        )
+
+
+def _crop_box(spec: ImageSpec, width: int, height: int) -> Box | None:
+    """Rule 2: focus_crop, then crop, then aspect_ratio. None when the box is the whole image."""
+    box: Box | None = None
+    if spec.focus is not None:
+        focus = spec.focus
+        w, h = min(focus.width, width), min(focus.height, height)
+        cx = focus.x * width if focus.relative else focus.x
+        cy = focus.y * height if focus.relative else focus.y
+        x = _clamp(round(cx - w / 2), 0, width - w)
+        y = _clamp(round(cy - h / 2), 0, height - h)
+        box = Box(x, y, w, h)
+    elif spec.crop is not None:
+        crop = spec.crop
+        if crop.x is None or crop.y is None:
+            w, h = min(crop.width, width), min(crop.height, height)
+            x, y = _place(spec.gravity, width - w, height - h)
+            box = Box(x, y, w, h)
+        else:
+            if crop.x >= width or crop.y >= height:
+                raise AppError.bad_param(
+                    "crop",
+                    f"a box that overlaps the {width}x{height} image",
+                    f"{crop.width},{crop.height},{crop.x},{crop.y}",
+                )
+            box = Box(
+                crop.x, crop.y, min(crop.width, width - crop.x), min(crop.height, height - crop.y)
+            )
+    elif spec.aspect_ratio is not None:
+        ratio = spec.aspect_ratio
+        if width / height > ratio:
+            w = max(1, min(width, round(height * ratio)))
+            box = Box((width - w) // 2, 0, w, height)
+        else:
+            h = max(1, min(height, round(width / ratio)))
+            box = Box(0, (height - h) // 2, width, h)
+    if box is not None and (box.width, box.height) == (width, height):
+        return None
+    return box
+
+
+def _place(gravity: Gravity, spare_x: int, spare_y: int) -> tuple[int, int]:
+    x = 0 if "west" in gravity else spare_x if "east" in gravity else spare_x // 2
+    y = 0 if "north" in gravity else spare_y if "south" in gravity else spare_y // 2
+    return x, y
+
+
+def _fit(spec: ImageSpec, width: int, height: int) -> tuple[int, int]:
+    """Fit inside width x height, aspect kept; never larger unless upscaling=resampling."""
+    if spec.width is None and spec.height is None:
+        return width, height
+    scale = min(
+        spec.width / width if spec.width else float("inf"),
+        spec.height / height if spec.height else float("inf"),
+    )
+    if not spec.upscale:
+        scale = min(scale, 1.0)
+    fitted_w = spec.width if spec.width and scale == spec.width / width else round(width * scale)
+    fitted_h = (
+        spec.height if spec.height and scale == spec.height / height else round(height * scale)
+    )
+    return max(1, fitted_w), max(1, fitted_h)
+
+
+def _strategy(
+    source: SourceInfo, box: Box | None, target: tuple[int, int]
+) -> tuple[tuple[int, int] | None, Box | None, tuple[int, int] | None]:
+    """(load_size, crop in loaded space, resize after crop)."""
+    base = (box.width, box.height) if box else (source.width, source.height)
+    if target == base:
+        return None, box, None
+    if target[0] > base[0] or target[1] > base[1]:
+        return None, box, target  # enlarging: decode at full size, then resample
+    if box is None:
+        return target, None, None
+    sx, sy = target[0] / box.width, target[1] / box.height
+    load_w = max(target[0], round(source.width * sx))
+    load_h = max(target[1], round(source.height * sy))
+    x = _clamp(round(box.x * sx), 0, load_w - target[0])
+    y = _clamp(round(box.y * sy), 0, load_h - target[1])
+    return (load_w, load_h), Box(x, y, target[0], target[1]), None
+
+
+def _clamp(value: int, low: int, high: int) -> int:
+    return max(low, min(high, value))
