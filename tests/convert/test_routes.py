@@ -317,8 +317,15 @@ async def test_streamed_body_over_the_total_cap_is_413(
 # --- methods ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("method", ["GET", "PUT", "DELETE", "PATCH"])
+@pytest.mark.parametrize("method", ["GET", "PUT", "DELETE", "PATCH", "OPTIONS"])
 async def test_other_methods_are_405_json(convert_client: httpx.AsyncClient, method: str) -> None:
     response = await convert_client.request(method, "/api/convert")
-    assert_error(response, 405)
+    assert_error(response, 405, f"method {method} is not allowed")
     assert response.headers["allow"] == "POST"
+
+
+async def test_head_is_405_without_body(convert_client: httpx.AsyncClient) -> None:
+    response = await convert_client.head("/api/convert")
+    assert response.status_code == 405
+    assert response.headers["allow"] == "POST"
+    assert response.content == b""

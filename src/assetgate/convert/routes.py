@@ -46,6 +46,8 @@ log = logging.getLogger("assetgate.convert")
 
 PART_NAME: Final = "convert"
 ARCHIVE_NAME: Final = "images.zip"
+# Every method reaches the endpoint, which answers 405 itself for all but POST (see ``convert``).
+ROUTE_METHODS: Final = ["POST", "GET", "HEAD", "PUT", "DELETE", "PATCH", "OPTIONS"]
 STREAM_CHUNK_BYTES: Final = 256 * 1024
 _STATIC_HEADERS: Final = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
 
@@ -152,6 +154,10 @@ def remove_workdir(workdir: Path) -> None:
 
 
 async def convert(request: Request) -> Response:
+    # The route takes every method so that GET or HEAD on this path is this interface's 405 and
+    # never falls through to the optimizer's catch-all as a file lookup.
+    if request.method != "POST":
+        raise AppError.method_not_allowed(request.method, "POST")
     limit_headers = await spend_budget(request, PART_NAME)
     try:
         return await respond(request, limit_headers)
@@ -276,6 +282,6 @@ OPENAPI: Final[dict[str, Any]] = {
 
 PART = Part(
     name=PART_NAME,
-    routes=[Route("/api/convert", convert, methods=["POST"])],
+    routes=[Route("/api/convert", convert, methods=ROUTE_METHODS)],
     openapi=OPENAPI,
 )
