@@ -1,0 +1,170 @@
+"""Malformed and hostile multipart bodies: always a JSON 4xx, never a 500, nothing left on disk."""
+
+from __future__ import annotations
+
+import io
+import tempfile
+import zipfile
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import httpx
+import pytest
+
+from assetgate.settings import Settings
+from tests.conftest import app_client
+from tests.convert.samples import sample
+
+pytestmark = pytest.mark.anyio
+
+BOUNDARY = "xYzZy0123"
+MULTIPART = f"multipart/form-data; boundary={BOUNDARY}"
+
+
+def part(name: str, data: bytes, filename: str | None = None) -> bytes:
+    disposition = f'form-data; name="{name}"'
+    if filename is not None:
+        disposition += f'; filename="{filename}"'
+    head = f"--{BOUNDARY}\r\nContent-Disposition: {disposition}\r\n\r\n".encode()
+    return head + data + b"\r\n"
+
+
+def body(*parts: bytes) -> bytes:
+    return b"".join(parts) + f"--{BOUNDARY}--\r\n".encode()
+
+
+@pytest.fixture
+def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    directory = tmp_path / "tmp"
+    directory.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(directory))
+    return directory
+
+
+@pytest.fixture
+async def client(
+    make_settings: Callable[..., Settings], private_tmp: Path
+) -> AsyncIterator[httpx.AsyncClient]:
+    async with app_client(make_settings(rate_limit="1000/10 seconds")) as c:
+        yield c
+
+
+async def post(client: httpx.AsyncClient, content: bytes, content_type: str) -> httpx.Response:
+    return await client.post(
+        "/api/convert", content=content, headers={"content-type": content_type}
+    )
+
+
+async def test_hand_built_body_converts(client: httpx.AsyncClient, private_tmp: Path) -> None:
+    """The helpers below build valid bodies: the malformed ones differ only where they say."""
+    png = sample("png").data
+    content = body(part("quality", b"70"), part("images", png, "a.png"))
+    response = await post(client, content, MULTIPART)
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "image/webp"
+    assert list(private_tmp.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("content", "content_type", "message"),
+    [
+        (b"", "multipart/form-data", "request body: multipart boundary missing"),
+        (b"", f"{MULTIPART}", "request body: multipart data ended before its closing boundary"),
+        (
+            b"garbage that is not multipart at all",
+            MULTIPART,
+            "request body: malformed multipart data",
+        ),
+        (
+            # Starts well, then the client stops sending: no closing boundary.
+            part("images", sample("png").data, "a.png")[:-40],
+            MULTIPART,
+            "request body: multipart data ended before its closing boundary",
+        ),
+        (
+            # A part without Content-Disposition.
+            f"--{BOUNDARY}\r\nContent-Type: image/png\r\n\r\nxx\r\n--{BOUNDARY}--\r\n".encode(),
+            MULTIPART,
+            "request body: a part has no Content-Disposition form-data name",
+        ),
+        (
+            # A Content-Disposition without a name.
+            f'--{BOUNDARY}\r\nContent-Disposition: form-data; filename="a.png"\r\n\r\nxx\r\n'
+            f"--{BOUNDARY}--\r\n".encode(),
+            MULTIPART,
+            "request body: a part has no Content-Disposition form-data name",
+        ),
+        (
+            # Header line without a colon.
+            f"--{BOUNDARY}\r\nthis is no header\r\n\r\nxx\r\n--{BOUNDARY}--\r\n".encode(),
+            MULTIPART,
+            "request body: malformed multipart data",
+        ),
+        (
+            body(part("images", b"x", "a.png")),
+            "multipart/form-data; boundary=" + "b" * 300,
+            "request body: multipart boundary is too long",
+        ),
+        (
+            body(part("quality", b"9" * 2000), part("images", b"x", "a.png")),
+            MULTIPART,
+            "request body: form field 'quality' exceeds 1024 bytes",
+        ),
+        (
+            body(*[part(f"f{i}", b"1") for i in range(40)]),
+            MULTIPART,
+            "request body: more than 32 form fields",
+        ),
+    ],
+)
+async def test_malformed_body_is_400(
+    client: httpx.AsyncClient,
+    private_tmp: Path,
+    content: bytes,
+    content_type: str,
+    message: str,
+) -> None:
+    response = await post(client, content, content_type)
+    assert response.status_code == 400, response.text
+    assert response.json() == {"error": message, "code": 400}
+    assert "RateLimit" in response.headers
+    assert list(private_tmp.iterdir()) == []
+
+
+async def test_unknown_parts_are_skipped_not_stored(
+    client: httpx.AsyncClient, private_tmp: Path
+) -> None:
+    big = b"z" * 300_000
+    content = body(part("attachment", big, "big.bin"), part("images", sample("bmp").data, "a.bmp"))
+    response = await post(client, content, MULTIPART)
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "image/webp"
+
+
+async def test_first_value_of_a_repeated_option_wins(client: httpx.AsyncClient) -> None:
+    png = sample("png").data
+    content = body(part("lossless", b"1"), part("lossless", b"junk"), part("images", png, "a.png"))
+    response = await post(client, content, MULTIPART)
+    assert response.status_code == 200
+    assert b"VP8L" in response.content
+
+
+async def test_file_names_in_utf8_and_with_quotes(client: httpx.AsyncClient) -> None:
+    png = sample("png").data
+    content = body(part("images", png, "résumé.png"), part("images", png, 'say \\"hi\\".png'))
+    response = await post(client, content, MULTIPART)
+    assert response.status_code == 200, response.text
+    with zipfile.ZipFile(io.BytesIO(response.content)) as archive:
+        assert archive.namelist() == ["résumé.webp", "say _hi_.webp"]
+
+
+async def test_cap_on_file_count_counts_parts_as_they_start(
+    make_settings: Callable[..., Settings], private_tmp: Path
+) -> None:
+    png = sample("png").data
+    content = body(*[part("images", png, f"{i}.png") for i in range(4)])
+    async with app_client(make_settings(upload_max_files=3)) as c:
+        response = await post(c, content, MULTIPART)
+    assert response.status_code == 413
+    assert response.json() == {"error": "images: more than 3 files in one request", "code": 413}
+    assert list(private_tmp.iterdir()) == []

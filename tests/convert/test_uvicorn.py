@@ -1,0 +1,114 @@
+"""The conversion interface over a real uvicorn on loopback (real sockets, real HTTP/1.1)."""
+
+from __future__ import annotations
+
+import io
+import logging
+import socket
+import tempfile
+import threading
+import time
+import zipfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+
+from assetgate.app import create_app
+from assetgate.settings import Settings
+from tests.convert.samples import MAKERS, decode_webp, sample
+
+
+@pytest.fixture
+def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    directory = tmp_path / "tmp"
+    directory.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(directory))
+    return directory
+
+
+@pytest.fixture
+def server(
+    make_settings: Callable[..., Settings], free_port: Callable[[], int], private_tmp: Path
+) -> Iterator[str]:
+    port = free_port()
+    settings = make_settings(rate_limit="1000/10 seconds", upload_max_total_bytes=2_000_000)
+    config = uvicorn.Config(
+        create_app(settings), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
+    )
+    instance = uvicorn.Server(config)
+    thread = threading.Thread(target=instance.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not instance.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        instance.should_exit = True
+        thread.join(timeout=10)
+
+
+def wait_empty(directory: Path, timeout_s: float = 5.0) -> list[Path]:
+    deadline = time.monotonic() + timeout_s
+    while (left := list(directory.iterdir())) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return left
+
+
+def test_every_format_over_real_http(server: str, private_tmp: Path) -> None:
+    items = [sample(kind) for kind in MAKERS]
+    uploads = [("images", (s.name, s.data, "application/octet-stream")) for s in items]
+    with httpx.Client(base_url=server, timeout=30) as client:
+        response = client.post("/api/convert", files=uploads)
+        single = client.post("/api/convert", files=uploads[:1])
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "application/zip"
+    assert response.headers["ratelimit-policy"] == '"default";q=1000;w=10'
+    assert "transfer-encoding" not in response.headers  # sized, not chunked
+    with zipfile.ZipFile(io.BytesIO(response.content)) as archive:
+        assert archive.namelist() == [s.name.rsplit(".", 1)[0] + ".webp" for s in items]
+        for s in items:
+            webp = archive.read(s.name.rsplit(".", 1)[0] + ".webp")
+            assert decode_webp(webp) == (s.width, s.height, s.frames)
+    assert single.status_code == 200
+    assert single.headers["content-type"] == "image/webp"
+    assert decode_webp(single.content) == (items[0].width, items[0].height, 1)
+    assert wait_empty(private_tmp) == []
+
+
+def test_oversized_upload_is_413_over_real_http(server: str, private_tmp: Path) -> None:
+    big = b"\xff\xd8\xff" + b"\x00" * 3_000_000
+    with httpx.Client(base_url=server, timeout=30) as client:
+        response = client.post("/api/convert", files=[("images", ("big.jpg", big, "image/jpeg"))])
+    assert response.status_code == 413
+    assert response.json() == {"error": "request body exceeds 2000000 bytes", "code": 413}
+    assert wait_empty(private_tmp) == []
+
+
+def test_client_vanishing_mid_upload_leaves_nothing_behind(
+    server: str, private_tmp: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    host, port = server.removeprefix("http://").split(":")
+    head = (
+        "POST /api/convert HTTP/1.1\r\n"
+        f"Host: {host}\r\n"
+        "Content-Type: multipart/form-data; boundary=B0UND\r\n"
+        "Content-Length: 1000000\r\n\r\n"
+        "--B0UND\r\n"
+        'Content-Disposition: form-data; name="images"; filename="a.png"\r\n\r\n'
+    ).encode()
+    with socket.create_connection((host, int(port))) as conn:
+        conn.sendall(head + b"\x89PNG\r\n\x1a\n" + b"\x00" * 200_000)
+        deadline = time.monotonic() + 5
+        while not list(private_tmp.glob("*/upload-0")):  # the upload is being written to disk
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+    assert wait_empty(private_tmp) == []
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
+    # And the server still answers.
+    with httpx.Client(base_url=server, timeout=10) as client:
+        assert client.get("/healthz").status_code == 200
