@@ -1,0 +1,110 @@
+"""The ``domain`` query parameter -> a validated, normalised ``Domain`` (pure).
+
+Validation comes before anything touches the network: the whois query line is built only from
+the A-label returned here plus fixed per-server decorations, so nothing a client types can
+become a whois command (``-h host``, ``=xxx``, ``!handle``) or a second query line (CR/LF).
+Normalisation is IDNA 2008 with the UTS 46 mapping, non-transitional (RFC 5891, UTS #46 §4):
+full-width forms, upper case and ideographic full stops all collapse to the same A-label, so
+the restricted-TLD check below cannot be dodged by spelling ``.edu`` as ``．ＥＤＵ``.
+"""
+
+from __future__ import annotations
+
+import functools
+import unicodedata
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import Final
+
+import idna
+
+from assetgate.errors import AppError
+
+PARAM: Final = "domain"
+MAX_INPUT_CHARS: Final = 1024
+MAX_NAME_OCTETS: Final = 253  # RFC 1035 §2.3.4, without the root label
+EXPECTED: Final = "a domain name such as example.com"
+
+# Characters a whois server could read as syntax: query flags, handles, URLs, a second line.
+_FORBIDDEN: Final = frozenset("\r\n\t\x00 /\\:@?#%*=!&;,\"'<>|`$(){}[]~^+")
+_FLAG_PREFIXES: Final = ("-", "=", "!")
+# Controls, separators, private use, surrogates. Format characters (Cf) are left to IDNA: the
+# joiners U+200C/U+200D are legitimate in some scripts and IDNA rejects the rest.
+_BAD_CATEGORIES: Final = frozenset({"Cc", "Co", "Cs", "Zs", "Zl", "Zp"})
+
+
+@dataclass(frozen=True, slots=True)
+class Domain:
+    """A domain name ready for a lookup: ``ascii`` is what goes on the wire."""
+
+    ascii: str
+    unicode: str
+    tld: str
+
+
+def parse_domain(raw: str | None, *, restricted: Collection[str]) -> Domain:
+    """Validate and normalise ``raw``; 400 names the parameter, 403 names the restricted TLD."""
+    if raw is None:
+        raise AppError.missing_param(PARAM)
+    if raw == "" or len(raw) > MAX_INPUT_CHARS:
+        raise AppError.bad_param(PARAM, EXPECTED, raw)
+    _reject_syntax(raw, raw)
+    try:
+        mapped = idna.uts46_remap(raw, std3_rules=True, transitional=False)
+    except (idna.IDNAError, UnicodeError, ValueError):
+        raise AppError.bad_param(PARAM, EXPECTED, raw) from None
+    _reject_syntax(mapped, raw)  # full-width '－' or '＝' only show up after the mapping
+    name = mapped[:-1] if mapped.endswith(".") else mapped
+    if not name or name.startswith("."):
+        raise AppError.bad_param(PARAM, EXPECTED, raw)
+    try:
+        ascii_name = idna.encode(name, uts46=False).decode("ascii")
+        unicode_name = idna.decode(ascii_name)
+    except (idna.IDNAError, UnicodeError, ValueError):
+        raise AppError.bad_param(PARAM, EXPECTED, raw) from None
+    labels = ascii_name.split(".")
+    tld = labels[-1]
+    if tld in _normalised_tlds(restricted):
+        raise AppError(403, f"whois of .{tld} domains is restricted", param=PARAM)
+    if len(labels) < 2:
+        raise AppError.bad_param(PARAM, "a domain name with at least two labels", raw)
+    if len(ascii_name) > MAX_NAME_OCTETS:
+        raise AppError.bad_param(PARAM, f"at most {MAX_NAME_OCTETS} characters", raw)
+    if tld.isdigit() or all(label.isdigit() for label in labels):
+        raise AppError.bad_param(PARAM, "a domain name, not an IP address", raw)
+    return Domain(ascii=ascii_name, unicode=unicode_name, tld=tld)
+
+
+def registrable(domain: Domain, private_suffix: Callable[[str], str | None]) -> Domain:
+    """Cut ``www.example.co.uk`` down to ``example.co.uk``: registries only know the latter.
+
+    ``private_suffix`` is the ICANN-section Public Suffix List lookup built once at start-up
+    (``publicsuffixlist.PublicSuffixList(only_icann=True).privatesuffix``); a name that is
+    itself a public suffix is left as it is.
+    """
+    cut = private_suffix(domain.ascii)
+    if cut is None or cut == domain.ascii:
+        return domain
+    return Domain(ascii=cut, unicode=idna.decode(cut), tld=domain.tld)
+
+
+@functools.lru_cache(maxsize=256)
+def normalise_tld(tld: str) -> str:
+    """A configured TLD (``EDU``, ``.edu``, ``рф``) in the A-label form lookups compare with."""
+    text = tld.strip().strip(".")
+    try:
+        return idna.encode(idna.uts46_remap(text, transitional=False), uts46=False).decode()
+    except (idna.IDNAError, UnicodeError, ValueError):
+        return text.lower()
+
+
+def _normalised_tlds(tlds: Collection[str]) -> frozenset[str]:
+    return frozenset(normalise_tld(t) for t in tlds)
+
+
+def _reject_syntax(text: str, raw: str) -> None:
+    if text.startswith(_FLAG_PREFIXES):
+        raise AppError.bad_param(PARAM, "a domain name, not a whois query flag", raw)
+    for char in text:
+        if char in _FORBIDDEN or char.isspace() or unicodedata.category(char) in _BAD_CATEGORIES:
+            raise AppError.bad_param(PARAM, EXPECTED, raw)

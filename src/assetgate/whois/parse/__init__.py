@@ -1,0 +1,91 @@
+"""Whois text -> ``Parsed``: pick the format by TLD, else by sniffing, then classify (pure).
+
+One parser per format family; each fills a ``Builder`` and never raises. An answer with no
+domain data is classified (not found / quota banner / unsupported) instead of being reported as
+an empty record; an answer that is neither gets the ``unparsed_format`` warning.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Final
+
+from assetgate.whois.parse.classify import Verdict, classify
+from assetgate.whois.parse.common import Builder
+from assetgate.whois.parse.denic import parse_denic
+from assetgate.whois.parse.dotted import parse_dotted
+from assetgate.whois.parse.eurid import parse_eurid
+from assetgate.whois.parse.iana import parse_iana
+from assetgate.whois.parse.icann import parse_icann
+from assetgate.whois.parse.jprs import parse_jprs
+from assetgate.whois.parse.nominet import parse_nominet
+from assetgate.whois.parse.registrobr import parse_registrobr
+from assetgate.whois.parse.rpsl import parse_rpsl
+from assetgate.whois.record import RATE_LIMITED_UPSTREAM, UNPARSED_FORMAT, UNSUPPORTED, Parsed
+
+Parser = Callable[[str], Builder]
+
+PARSERS: Final[dict[str, Parser]] = {
+    "icann": parse_icann,
+    "jprs": parse_jprs,
+    "iana": parse_iana,
+    "denic": parse_denic,
+    "nominet": parse_nominet,
+    "rpsl": parse_rpsl,
+    "registrobr": parse_registrobr,
+    "eurid": parse_eurid,
+    "dotted": parse_dotted,
+}
+FORMAT_BY_TLD: Final = {
+    "jp": "jprs",
+    "int": "iana",
+    "arpa": "iana",
+    "de": "denic",
+    "uk": "nominet",
+    "br": "registrobr",
+    "eu": "eurid",
+    "xn--e1a4c": "eurid",
+    "xn--qxa6a": "eurid",
+    "fi": "dotted",
+    "ax": "dotted",
+    "kz": "dotted",
+    **dict.fromkeys(("fr", "re", "pm", "tf", "wf", "yt", "ru", "su", "cz", "ee"), "rpsl"),
+}
+_SNIFF: Final = (
+    ("jprs", re.compile(r"^\s*(?:[a-z]\.\s*)?\[(?:Domain Name|ドメイン名)\]", re.MULTILINE)),
+    ("iana", re.compile(r"^source:\s+IANA\s*$", re.MULTILINE)),
+    ("dotted", re.compile(r"^[A-Za-z][\w ]*\.{4,}\s*:", re.MULTILINE)),
+    ("nominet", re.compile(r"^\s+Domain name:\s*\n\s+\S", re.MULTILINE)),
+    ("rpsl", re.compile(r"^(?:nic-hdl|nic-hdl-br|holder-c|nsset|ns-list):", re.MULTILINE)),
+)
+
+
+def sniff_format(text: str) -> str:
+    for name, pattern in _SNIFF:
+        if pattern.search(text):
+            return name
+    return "icann"
+
+
+def format_for(tld: str | None, text: str) -> str:
+    return FORMAT_BY_TLD.get(tld or "", "") or sniff_format(text)
+
+
+def parse_whois(text: str, tld: str | None = None) -> Parsed:
+    """Parse one port-43 answer; ``tld`` is given for a registry answer, not a registrar's."""
+    builder = PARSERS[format_for(tld, text)](text)
+    verdict: Verdict | None = None
+    if not builder.freeze().has_data():
+        verdict = classify(text)
+        if verdict == "not_found":
+            builder.not_found = True
+        elif verdict == "rate_limited":
+            builder.warn(RATE_LIMITED_UPSTREAM)
+        elif verdict == "unsupported":
+            builder.warn(UNSUPPORTED)
+    parsed = builder.freeze()
+    if parsed.registered is None and verdict is None:
+        parsed = replace(parsed, warnings=(*parsed.warnings, UNPARSED_FORMAT))
+    return parsed

@@ -1,0 +1,146 @@
+"""RPSL-like answers: lower-case ``key: value`` objects separated by blank lines (pure).
+
+RFC 2622 §2 syntax (continuation lines start with a space, tab or ``+``), as used by AFNIC (.fr,
+.re, .pm …), registro.br, TCI (.ru/.su), CZ.NIC FRED (.cz; also .ee, .cr …) and many others.
+The first object naming the domain carries the dates, status and handles (``holder-c``,
+``admin-c``, ``owner-c``, ``registrant``); later objects (``nic-hdl:``, ``contact:``,
+``nic-hdl-br:``) are the contacts those handles point to, and ``ns-list``/``nsset`` objects hold
+the name servers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from assetgate.whois.parse.common import Builder, is_placeholder
+from assetgate.whois.parse.icann import apply_pair
+
+Block = list[tuple[str, str]]
+
+HANDLE_ROLES: Final = {
+    "holder-c": "registrant",
+    "owner-c": "registrant",
+    "registrant": "registrant",
+    "registrant-c": "registrant",
+    "admin-c": "admin",
+    "tech-c": "tech",
+    "billing-c": "billing",
+    "zone-c": "tech",
+}
+HANDLE_KEYS: Final = ("nic-hdl", "nic-hdl-br", "contact", "handle")
+DOMAIN_CONTACT_KEYS: Final = {
+    "org": "organization",
+    "person": "name",
+    "e-mail": "email",
+    "owner": "name",
+}
+CONTACT_KEYS: Final = {
+    "contact": "name",
+    "person": "name",
+    "name": "name",
+    "org": "organization",
+    "organization": "organization",
+    "organisation": "organization",
+    "address": "street",
+    "country": "country",
+    "phone": "phone",
+    "e-mail": "email",
+    "email": "email",
+}
+DOMAIN_EXTRA_DATES: Final = {"last-update": "updated", "free-date": "", "registered": "created"}
+REGISTRAR_URL_KEYS: Final = ("website", "www", "url")
+KEY_MATERIAL: Final = frozenset({"dnskey", "ds-rdata", "keyset"})
+_CONTINUATION: Final = " \t+"
+
+
+def split_blocks(text: str) -> list[Block]:
+    """Objects as lists of (lower-case key, value); comments (``%``, ``#``) dropped."""
+    blocks: list[Block] = []
+    current: Block = []
+    for line in text.splitlines():
+        if line.startswith(("%", "#")):
+            continue
+        if not line.strip():
+            if current:
+                blocks.append(current)
+                current = []
+            continue
+        if line[0] in _CONTINUATION and current:  # RFC 2622 §2 continuation line
+            key, value = current[-1]
+            more = line.lstrip(_CONTINUATION).strip()
+            current[-1] = (key, f"{value} {more}".strip())
+            continue
+        key, sep, value = line.partition(":")
+        key = " ".join(key.lower().split())
+        if sep and 0 < len(key) <= 40 and "http" not in key:
+            current.append((key, value.strip()))
+    if current:
+        blocks.append(current)
+    return blocks
+
+
+def parse_rpsl(text: str) -> Builder:
+    return parse_blocks(split_blocks(text))
+
+
+def parse_blocks(blocks: Sequence[Block]) -> Builder:
+    builder = Builder()
+    handles: dict[str, list[str]] = {}
+    domain_block = next((b for b in blocks if b and b[0][0] in ("domain", "domain name")), None)
+    if domain_block is not None:
+        _apply_domain_block(builder, domain_block, handles)
+    for block in blocks:
+        if block is domain_block or not block:
+            continue
+        first_key, first_value = block[0]
+        if first_key in HANDLE_KEYS:
+            for role in handles.get(first_value.upper(), []):
+                apply_contact_block(builder, role, block)
+        elif first_key == "registrar":
+            _apply_registrar_block(builder, block)
+        for key, value in block:
+            if key == "nserver":
+                builder.add_name_server(value)
+            elif key in KEY_MATERIAL and value:
+                builder.set_dnssec("signedDelegation")
+    return builder
+
+
+def apply_contact_block(builder: Builder, role: str, block: Block) -> None:
+    contact = builder.contact(role)
+    organisation = any(k == "type" and v.upper().startswith("ORG") for k, v in block)
+    for key, value in block[1:]:  # the first pair is the handle itself
+        field = CONTACT_KEYS.get(key)
+        if key == "anonymous" and value.upper() in ("YES", "Y", "TRUE"):
+            contact.redacted = True
+        elif field == "name" and organisation:
+            contact.set("organization", value)
+        elif field is not None:
+            contact.set(field, value)
+
+
+def _apply_domain_block(builder: Builder, block: Block, handles: dict[str, list[str]]) -> None:
+    for key, value in block:
+        if key in HANDLE_ROLES:
+            if is_placeholder(value):
+                builder.contact(HANDLE_ROLES[key]).redacted = True
+            else:
+                handles.setdefault(value.upper(), []).append(HANDLE_ROLES[key])
+        elif key in DOMAIN_CONTACT_KEYS:
+            builder.contact("registrant").set(DOMAIN_CONTACT_KEYS[key], value)
+        elif key in DOMAIN_EXTRA_DATES:
+            if DOMAIN_EXTRA_DATES[key]:
+                builder.set_date(DOMAIN_EXTRA_DATES[key], value)
+        elif key != "source":
+            apply_pair(builder, key, value)
+
+
+def _apply_registrar_block(builder: Builder, block: Block) -> None:
+    if builder.registrar.get("name", "").upper() != block[0][1].upper():
+        return
+    for key, value in block:
+        if key in REGISTRAR_URL_KEYS:
+            builder.set_registrar("url", value)
+        elif key == "abuse-mailbox":
+            builder.set_registrar("abuse_email", value)
