@@ -16,6 +16,7 @@ import httpx
 from starlette.requests import Request
 from starlette.routing import BaseRoute
 
+from assetgate.assets.cache import AssetCache
 from assetgate.settings import Settings
 from assetgate.web.ratelimit import RateLimiter
 from assetgate.web.workgate import WorkGate
@@ -27,6 +28,7 @@ class Resources:
     http: httpx.AsyncClient
     gate: WorkGate
     limiter: RateLimiter
+    assets: AssetCache  # minified/gzipped CSS and JS, shared by the optimizer and packages
 
     @classmethod
     def build(cls, settings: Settings, http: httpx.AsyncClient) -> Resources:
@@ -35,6 +37,7 @@ class Resources:
             http=http,
             gate=WorkGate(settings.render_workers, settings.render_queue),
             limiter=RateLimiter.from_settings(settings),
+            assets=AssetCache(settings.asset_cache_bytes),
         )
 
 
