@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import io
 import logging
+import os
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -70,6 +71,12 @@ _VIPS_LOADERS: Final[dict[str, str]] = {
     "heif": "heifload_source",
 }
 _PILLOW_FORMATS: Final[dict[str, str]] = {"bmp": "BMP", "tga": "TGA", "pnm": "PPM", "apng": "PNG"}
+# An error detail with any of these words comes from reading the input (even when the saver
+# pulling pixels through the pipeline is the one that reports it).
+_READ_WORDS: Final = (
+    "load", "read", "premature", "corrupt", "truncat", "not enough data", "decod", "invalid",
+    "bad ", "tile", "eof", "end of",
+)  # fmt: skip
 _ALPHA_MODES: Final = frozenset({"RGBA", "LA", "PA", "RGBa", "La"})
 
 
@@ -78,8 +85,8 @@ def decoding() -> Iterator[None]:
     try:
         yield
     except pyvips.Error as exc:
-        detail = f"{exc.message} {exc.detail}".lower()
-        if "save" in detail and "load" not in detail and "premature" not in detail:
+        detail = str(exc.detail).lower()
+        if "save" in detail and not any(word in detail for word in _READ_WORDS):
             raise  # an encoder failure is ours (500), not the client's
         log.info("undecodable image: %s", exc.detail.strip())
         raise AppError.unsupported_media("image data is truncated or corrupt") from None
@@ -99,7 +106,30 @@ def probe(
         info = _probe_pillow(src, fmt) if fmt in _PILLOW_FORMATS else _probe_vips(src, fmt)
     if info.pixels > max_pixels:
         raise _too_large(info.width, info.height, max_pixels)
+    if fmt == "gif":
+        # libvips reports the frame size, but a GIF's logical screen is the canvas a decoder
+        # (ours or the browser's) allocates: a 60000x60000 screen around a 1x1 frame is a bomb.
+        head, tail = _ends(src)
+        screen_w, screen_h = (
+            int.from_bytes(head[6:8], "little"),
+            int.from_bytes(head[8:10], "little"),
+        )
+        if screen_w * screen_h > max_pixels:
+            raise _too_large(screen_w, screen_h, max_pixels)
+        if not tail.rstrip(b"\x00").endswith(b";"):
+            # libnsgif quietly drops a cut-off frame; a GIF without its trailer is truncated.
+            raise AppError.unsupported_media("image data is truncated or corrupt")
     return info
+
+
+def _ends(src: ImageInput) -> tuple[bytes, bytes]:
+    """The first 10 and the last 16 bytes."""
+    if isinstance(src, Path | str):
+        with open(src, "rb") as handle:
+            head = handle.read(10)
+            handle.seek(max(0, os.fstat(handle.fileno()).st_size - 16))
+            return head, handle.read(16)
+    return bytes(src[:10]), bytes(src[-16:])
 
 
 def _probe_vips(src: ImageInput, fmt: InputFormat) -> SourceInfo:

@@ -1,0 +1,271 @@
+"""Small real images of every input format, made on the fly (no binary fixtures in the repo).
+
+Most images are a four-quadrant pattern (red, green / blue, white) so orientation and crops can be
+checked by the colour found at a point; animations change colour per frame.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+import zlib
+
+import pillow_heif
+import pyvips
+from PIL import Image
+
+RED = (230, 20, 20)
+GREEN = (20, 200, 40)
+BLUE = (20, 40, 230)
+WHITE = (255, 255, 255)
+
+
+def quadrants(width: int, height: int) -> Image.Image:
+    image = Image.new("RGB", (width, height), WHITE)
+    hw, hh = width // 2, height // 2
+    image.paste(RED, (0, 0, hw, hh))
+    image.paste(GREEN, (hw, 0, width, hh))
+    image.paste(BLUE, (0, hh, hw, height))
+    return image
+
+
+def pillow_bytes(image: Image.Image, fmt: str, **options: object) -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, format=fmt, **options)
+    return buffer.getvalue()
+
+
+def jpeg(width: int = 64, height: int = 48, *, quality: int = 95) -> bytes:
+    return pillow_bytes(quadrants(width, height), "JPEG", quality=quality)
+
+
+# EXIF orientation N: how a viewer turns the stored pixels into the displayed image. The inverse
+# of each is applied to the display image to get the stored pixels.
+_INVERSE = {
+    2: Image.Transpose.FLIP_LEFT_RIGHT,
+    3: Image.Transpose.ROTATE_180,
+    4: Image.Transpose.FLIP_TOP_BOTTOM,
+    5: Image.Transpose.TRANSPOSE,
+    6: Image.Transpose.ROTATE_90,
+    7: Image.Transpose.TRANSVERSE,
+    8: Image.Transpose.ROTATE_270,
+}
+
+
+def oriented_jpeg(orientation: int, width: int = 64, height: int = 48) -> bytes:
+    """Displays as ``quadrants(width, height)`` once EXIF ``orientation`` is applied."""
+    display = quadrants(width, height)
+    stored = display if orientation == 1 else display.transpose(_INVERSE[orientation])
+    exif = Image.Exif()
+    exif[0x0112] = orientation
+    exif[0x8825] = {2: (52.0, 31.0, 0.0)}  # GPS latitude: must never reach a client
+    return pillow_bytes(stored, "JPEG", quality=95, exif=exif.tobytes())
+
+
+def cmyk_jpeg(width: int = 40, height: int = 30) -> bytes:
+    """Pure cyan in CMYK (Pillow writes Adobe APP14, inverted CMYK)."""
+    return pillow_bytes(Image.new("CMYK", (width, height), (255, 0, 0, 0)), "JPEG", quality=95)
+
+
+def png(width: int = 64, height: int = 48, *, alpha: bool = False) -> bytes:
+    image = quadrants(width, height)
+    if alpha:
+        image = image.convert("RGBA")
+        image.putalpha(Image.linear_gradient("L").resize((width, height)))
+    return pillow_bytes(image, "PNG")
+
+
+def png16(width: int = 40, height: int = 30, value: int = 32768) -> bytes:
+    image = (pyvips.Image.black(width, height, bands=3) + value).cast("ushort")
+    return bytes(image.copy(interpretation="rgb16").pngsave_buffer(bitdepth=16))
+
+
+def grey16_png(width: int = 40, height: int = 30, value: int = 49152) -> bytes:
+    image = (pyvips.Image.black(width, height) + value).cast("ushort")
+    return bytes(image.copy(interpretation="grey16").pngsave_buffer(bitdepth=16))
+
+
+def palette_png(width: int = 40, height: int = 30) -> bytes:
+    """Palette PNG with a transparent index (tRNS)."""
+    image = Image.new("P", (width, height), 1)
+    image.putpalette([0, 0, 0, 230, 20, 20] + [0, 0, 0] * 254)
+    image.paste(0, (0, 0, width // 2, height))
+    return pillow_bytes(image, "PNG", transparency=0)
+
+
+def grey_alpha_png(width: int = 40, height: int = 30) -> bytes:
+    image = Image.new("LA", (width, height), (128, 255))
+    image.paste((0, 0), (0, 0, width // 2, height))
+    return pillow_bytes(image, "PNG")
+
+
+def frames(width: int, height: int, count: int) -> list[Image.Image]:
+    colours = [RED, GREEN, BLUE, WHITE]
+    return [Image.new("RGB", (width, height), colours[i % 4]) for i in range(count)]
+
+
+def gif(width: int = 40, height: int = 30, count: int = 3) -> bytes:
+    images = frames(width, height, count)
+    if count == 1:
+        return pillow_bytes(images[0], "GIF")
+    return pillow_bytes(
+        images[0], "GIF", save_all=True, append_images=images[1:], duration=100, loop=0
+    )
+
+
+def apng(width: int = 40, height: int = 30, count: int = 3) -> bytes:
+    images = [image.convert("RGBA") for image in frames(width, height, count)]
+    return pillow_bytes(
+        images[0], "PNG", save_all=True, append_images=images[1:], duration=100, loop=0
+    )
+
+
+def webp(width: int = 64, height: int = 48, *, count: int = 1, lossless: bool = False) -> bytes:
+    if count > 1:
+        images = frames(width, height, count)
+        return pillow_bytes(
+            images[0], "WEBP", save_all=True, append_images=images[1:], duration=100, loop=0
+        )
+    return pillow_bytes(quadrants(width, height), "WEBP", quality=95, lossless=lossless)
+
+
+def webp_animated(width: int = 40, height: int = 30) -> bytes:
+    return webp(width, height, count=3)
+
+
+def avif(width: int = 64, height: int = 48) -> bytes:
+    image = pyvips.Image.new_from_memory(
+        quadrants(width, height).tobytes(), width, height, 3, "uchar"
+    )
+    return bytes(image.heifsave_buffer(compression="av1", Q=90, effort=0))
+
+
+def heic(width: int = 64, height: int = 48) -> bytes:
+    heif = pillow_heif.from_pillow(quadrants(width, height))
+    buffer = io.BytesIO()
+    heif.save(buffer, quality=90)
+    return buffer.getvalue()
+
+
+def bmp(width: int = 64, height: int = 48) -> bytes:
+    return pillow_bytes(quadrants(width, height), "BMP")
+
+
+def tga(width: int = 64, height: int = 48) -> bytes:
+    return pillow_bytes(quadrants(width, height), "TGA")
+
+
+def tiff(width: int = 64, height: int = 48) -> bytes:
+    return pillow_bytes(quadrants(width, height), "TIFF")
+
+
+def ppm(width: int = 64, height: int = 48) -> bytes:
+    return pillow_bytes(quadrants(width, height), "PPM")
+
+
+def pgm(width: int = 64, height: int = 48) -> bytes:
+    return pillow_bytes(quadrants(width, height).convert("L"), "PPM")
+
+
+def pbm(width: int = 64, height: int = 48) -> bytes:
+    return pillow_bytes(quadrants(width, height).convert("1"), "PPM")
+
+
+# --- header-only bombs: a few bytes claiming 60000 x 60000 -----------------------------------
+
+BOMB_SIDE = 60_000
+
+
+def _png_chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+def bomb_png(side: int = BOMB_SIDE) -> bytes:
+    ihdr = struct.pack(">IIBBBBB", side, side, 8, 2, 0, 0, 0)
+    idat = zlib.compress(b"\x00" * 4096)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + _png_chunk(b"IHDR", ihdr)
+        + _png_chunk(b"IDAT", idat)
+        + _png_chunk(b"IEND", b"")
+    )
+
+
+def bomb_jpeg(side: int = BOMB_SIDE) -> bytes:
+    """A real JPEG whose SOF0 frame header is rewritten to claim side x side."""
+    data = bytearray(jpeg(16, 16))
+    index = data.find(b"\xff\xc0")
+    struct.pack_into(">HH", data, index + 5, side, side)
+    return bytes(data)
+
+
+def bomb_gif(side: int = BOMB_SIDE) -> bytes:
+    """Logical screen side x side around one 1x1 frame."""
+    data = bytearray(gif(1, 1, 1))
+    struct.pack_into("<HH", data, 6, side, side)
+    return bytes(data)
+
+
+def bomb_bmp(side: int = BOMB_SIDE) -> bytes:
+    data = bytearray(bmp(4, 4))
+    struct.pack_into("<ii", data, 18, side, side)
+    return bytes(data)
+
+
+def bomb_tga(side: int = BOMB_SIDE) -> bytes:
+    data = bytearray(tga(4, 4))
+    struct.pack_into("<HH", data, 12, side, side)
+    return bytes(data)
+
+
+def bomb_ppm(side: int = BOMB_SIDE) -> bytes:
+    return f"P6\n{side} {side}\n255\n".encode() + b"\x00" * 3000
+
+
+def bomb_webp() -> bytes:
+    """A 1x1 lossless WebP whose VP8L header is patched to 15000 x 15000 (225 MP): the data
+    cannot fill it, but a decoder that trusted the header would allocate for it."""
+    data = bytearray(webp(1, 1, lossless=True))
+    index = data.find(b"VP8L") + 8
+    assert data[index] == 0x2F
+    bits = int.from_bytes(data[index + 1 : index + 5], "little")
+    bits = (bits & ~((1 << 28) - 1)) | 14999 | (14999 << 14)
+    data[index + 1 : index + 5] = bits.to_bytes(4, "little")
+    return bytes(data)
+
+
+def bomb_tiff(side: int = BOMB_SIDE) -> bytes:
+    image = pyvips.Image.black(8, 8).cast("uchar")
+    data = bytearray(image.tiffsave_buffer())
+    # Patch ImageWidth (256) and ImageLength (257) in the first IFD (little-endian TIFF).
+    ifd = struct.unpack_from("<I", data, 4)[0]
+    count = struct.unpack_from("<H", data, ifd)[0]
+    for index in range(count):
+        entry = ifd + 2 + index * 12
+        tag, kind = struct.unpack_from("<HH", data, entry)
+        if tag in (256, 257):
+            if kind == 3:
+                struct.pack_into("<H", data, entry + 8, side)
+            else:
+                struct.pack_into("<I", data, entry + 8, side)
+    return bytes(data)
+
+
+def truncated(data: bytes, keep: float = 0.5) -> bytes:
+    return data[: max(16, int(len(data) * keep))]
+
+
+def noise_jpeg(width: int = 400, height: int = 300) -> bytes:
+    """High-entropy JPEG: truncation is then certain to cut scan data."""
+    image = pyvips.Image.gaussnoise(width, height, sigma=60, mean=128).cast("uchar")
+    image = image.bandjoin([image, image]).copy(interpretation="srgb")
+    return bytes(image.jpegsave_buffer(Q=90))
+
+
+def decode(data: bytes) -> pyvips.Image:
+    return pyvips.Image.new_from_buffer(data, "", access="sequential")
+
+
+def pixel(data: bytes, x: int, y: int) -> list[float]:
+    image = pyvips.Image.new_from_buffer(data, "")
+    return list(image(x, y))

@@ -1,0 +1,59 @@
+"""Encoders: the right format, metadata stripped, alpha flattened for JPEG, animation kept."""
+
+from __future__ import annotations
+
+import pytest
+import pyvips
+
+from assetgate.imaging.encode import DEFAULT_EFFORT, encode
+from assetgate.imaging.formats import OutputFormat, sniff
+from assetgate.imaging.load import open_image
+from tests.imaging import factory as make
+
+MP50 = 50_000_000
+FORMATS: list[OutputFormat] = ["jpeg", "png", "gif", "webp", "avif"]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_encode_each_format_strips_metadata(fmt: OutputFormat) -> None:
+    image = open_image(make.oriented_jpeg(6), "jpeg", max_pixels=MP50)
+    body = encode(image, fmt, quality=80)
+    assert sniff(body) == fmt
+    decoded = make.decode(body)
+    assert (decoded.width, decoded.height) == (64, 48)
+    for field in ("exif-data", "xmp-data", "iptc-data", "icc-profile-data", "orientation"):
+        assert not decoded.get_typeof(field), (fmt, field)
+    assert b"Exif" not in body
+
+
+def test_jpeg_flattens_alpha_onto_white() -> None:
+    image = open_image(make.palette_png(), "png", max_pixels=MP50)
+    decoded = make.decode(encode(image, "jpeg"))
+    assert decoded.bands == 3
+    assert min(decoded(2, 2)) > 240  # the transparent half is white, not black
+
+
+@pytest.mark.parametrize("fmt", ["gif", "webp"])
+def test_animation_survives_gif_and_webp(fmt: OutputFormat) -> None:
+    roll = open_image(make.apng(), "apng", max_pixels=MP50, animated=True)
+    body = encode(roll, fmt)
+    decoded = pyvips.Image.new_from_buffer(body, "", n=-1)
+    assert decoded.get("n-pages") == 3
+    assert (decoded.width, decoded.get("page-height")) == (40, 30)
+
+
+@pytest.mark.parametrize("fmt", ["jpeg", "png", "avif"])
+def test_still_formats_get_the_first_frame(fmt: OutputFormat) -> None:
+    roll = open_image(make.gif(), "gif", max_pixels=MP50, animated=True)
+    decoded = make.decode(encode(roll, fmt))
+    assert (decoded.width, decoded.height) == (40, 30)
+
+
+def test_quality_changes_jpeg_size() -> None:
+    image = open_image(make.noise_jpeg(), "jpeg", max_pixels=MP50)
+    assert len(encode(image, "jpeg", quality=20)) < len(encode(image, "jpeg", quality=90))
+
+
+def test_server_efforts_are_fast_settings() -> None:
+    assert DEFAULT_EFFORT["webp"] <= 2
+    assert DEFAULT_EFFORT["avif"] <= 2

@@ -1,0 +1,207 @@
+"""Header probes and strict decoding of every input format, limits and corrupt data."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from assetgate.errors import AppError
+from assetgate.imaging.encode import encode
+from assetgate.imaging.formats import InputFormat, sniff
+from assetgate.imaging.load import decoding, open_image, probe
+from tests.imaging import factory as make
+
+MP50 = 50_000_000
+
+EVERY_FORMAT: list[tuple[Callable[[], bytes], str, InputFormat]] = [
+    (make.jpeg, "a.jpg", "jpeg"),
+    (make.png, "a.png", "png"),
+    (make.webp, "a.webp", "webp"),
+    (make.avif, "a.avif", "avif"),
+    (make.heic, "a.heic", "heif"),
+    (make.bmp, "a.bmp", "bmp"),
+    (make.tiff, "a.tif", "tiff"),
+    (make.tga, "a.tga", "tga"),
+    (make.ppm, "a.ppm", "pnm"),
+]
+
+
+def near(actual: list[float], expected: tuple[int, int, int], tolerance: float = 40) -> bool:
+    return all(abs(a - e) <= tolerance for a, e in zip(actual[:3], expected, strict=True))
+
+
+@pytest.mark.parametrize(("build", "name", "fmt"), EVERY_FORMAT)
+def test_every_format_decodes_to_srgb_with_exact_size(
+    build: Callable[[], bytes], name: str, fmt: InputFormat, tmp_path: Path
+) -> None:
+    data = build()
+    path = tmp_path / name
+    path.write_bytes(data)
+    for source in (data, path):
+        info = probe(source, fmt, max_pixels=MP50)
+        assert (info.width, info.height, info.pages, info.fmt) == (64, 48, 1, fmt)
+        image = open_image(source, fmt, max_pixels=MP50)
+        assert (image.width, image.height, image.format) == (64, 48, "uchar")
+        assert image.interpretation == "srgb"
+        assert near(image(8, 8), make.RED)
+        assert near(image(56, 40), make.WHITE)
+
+
+@pytest.mark.parametrize("build", [make.pgm, make.pbm])
+def test_grey_pnm(build: Callable[[], bytes]) -> None:
+    image = open_image(build(), "pnm", max_pixels=MP50)
+    assert (image.width, image.height, image.bands, image.interpretation) == (64, 48, 1, "b-w")
+
+
+@pytest.mark.parametrize("orientation", range(1, 9))
+def test_exif_orientation_is_applied(orientation: int) -> None:
+    data = make.oriented_jpeg(orientation)
+    info = probe(data, "jpeg", max_pixels=MP50)
+    assert (info.width, info.height, info.orientation) == (64, 48, orientation)
+    for size in (None, (32, 24)):
+        image = open_image(data, "jpeg", max_pixels=MP50, size=size)
+        scale = 1 if size is None else 2
+        assert (image.width, image.height) == (64 // scale, 48 // scale)
+        assert near(image(4 // scale, 4 // scale), make.RED), orientation
+        assert near(image(60 // scale, 4 // scale), make.GREEN), orientation
+        assert near(image(4 // scale, 44 // scale), make.BLUE), orientation
+        assert not image.get_typeof("orientation") or image.get("orientation") == 1
+
+
+def test_cmyk_jpeg_becomes_correct_srgb() -> None:
+    image = open_image(make.cmyk_jpeg(), "jpeg", max_pixels=MP50)
+    assert (image.bands, image.interpretation) == (3, "srgb")
+    red, green, blue = image(5, 5)
+    assert red < 90
+    assert green > 120
+    assert blue > 180
+
+
+@pytest.mark.parametrize(("build", "expected"), [(make.png16, 128), (make.grey16_png, 192)])
+def test_16_bit_png_becomes_8_bit(build: Callable[[], bytes], expected: int) -> None:
+    image = open_image(build(), "png", max_pixels=MP50)
+    assert image.format == "uchar"
+    assert abs(image(3, 3)[0] - expected) <= 2
+
+
+def test_palette_png_with_trns_keeps_alpha() -> None:
+    data = make.palette_png()
+    assert probe(data, "png", max_pixels=MP50).has_alpha
+    image = open_image(data, "png", max_pixels=MP50)
+    assert image.hasalpha()
+    assert image(2, 2)[-1] == 0
+    assert image(30, 2)[-1] == 255
+
+
+def test_grey_alpha_png() -> None:
+    image = open_image(make.grey_alpha_png(), "png", max_pixels=MP50)
+    assert (image.bands, image.interpretation) == (2, "b-w")
+
+
+@pytest.mark.parametrize(
+    ("build", "fmt"), [(make.gif, "gif"), (make.webp_animated, "webp"), (make.apng, "apng")]
+)
+def test_animation_keeps_every_frame_when_asked(
+    build: Callable[[], bytes], fmt: InputFormat
+) -> None:
+    data = build()
+    assert sniff(data) == fmt
+    info = probe(data, fmt, max_pixels=MP50)
+    assert (info.width, info.height, info.pages, info.animated) == (40, 30, 3, True)
+    roll = open_image(data, fmt, max_pixels=MP50, animated=True)
+    assert (roll.width, roll.height, roll.get("page-height")) == (40, 90, 30)
+    assert near(roll(5, 5), make.RED)
+    assert near(roll(5, 35), make.GREEN)
+    still = open_image(data, fmt, max_pixels=MP50)
+    assert (still.width, still.height) == (40, 30)
+    small = open_image(data, fmt, max_pixels=MP50, animated=True, size=(20, 15))
+    assert (small.width, small.height, small.get("page-height")) == (20, 45, 15)
+
+
+def test_animation_limits_count_every_frame() -> None:
+    data = make.gif(40, 30, 3)
+    with pytest.raises(AppError) as caught:
+        open_image(data, "gif", max_pixels=3000, animated=True)
+    assert caught.value.status == 413
+    with pytest.raises(AppError) as caught:
+        open_image(data, "gif", max_pixels=MP50, animated=True, max_frames=2)
+    assert caught.value.status == 413
+    assert open_image(data, "gif", max_pixels=3000).height == 30  # one frame is fine
+
+
+@pytest.mark.parametrize(
+    ("build", "fmt", "name"),
+    [
+        (make.bomb_png, "png", "b.png"),
+        (make.bomb_jpeg, "jpeg", "b.jpg"),
+        (make.bomb_gif, "gif", "b.gif"),
+        (make.bomb_bmp, "bmp", "b.bmp"),
+        (make.bomb_tga, "tga", "b.tga"),
+        (make.bomb_ppm, "pnm", "b.ppm"),
+        (make.bomb_webp, "webp", "b.webp"),
+        (make.bomb_tiff, "tiff", "b.tif"),
+    ],
+)
+def test_header_bombs_are_413_before_decoding(
+    build: Callable[[], bytes], fmt: InputFormat, name: str
+) -> None:
+    data = build()
+    assert len(data) < 16_000
+    assert sniff(data, name) == fmt
+    with pytest.raises(AppError) as caught:
+        probe(data, fmt, max_pixels=MP50)
+    assert caught.value.status == 413
+    assert "MP" in caught.value.message or "limit" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("build", "fmt"),
+    [
+        (make.noise_jpeg, "jpeg"),
+        (lambda: make.png(300, 200, alpha=True), "png"),
+        (lambda: make.webp(300, 200), "webp"),
+        (lambda: make.gif(300, 200, 3), "gif"),
+        (lambda: make.tiff(300, 200), "tiff"),
+        (lambda: make.bmp(300, 200), "bmp"),
+        (lambda: make.ppm(300, 200), "pnm"),
+        (lambda: make.avif(300, 200), "avif"),
+        (lambda: make.heic(300, 200), "heif"),
+    ],
+)
+@pytest.mark.parametrize("size", [None, (60, 40)])
+def test_truncated_data_is_415_not_a_grey_image(
+    build: Callable[[], bytes], fmt: InputFormat, size: tuple[int, int] | None
+) -> None:
+    data = make.truncated(build(), 0.6)
+
+    def decode_all() -> None:
+        with decoding():
+            image = open_image(data, fmt, max_pixels=MP50, animated=True, size=size)
+            encode(image, "png")
+
+    with pytest.raises(AppError) as caught:
+        decode_all()
+    assert caught.value.status == 415
+
+
+def test_memory_input_outlives_the_callers_reference() -> None:
+    image = open_image(bytes(make.noise_jpeg()), "jpeg", max_pixels=MP50, size=(40, 30))
+    assert len(encode(image, "webp")) > 0  # the temporary bytes object was kept alive
+
+
+@pytest.mark.parametrize(
+    ("fmt", "disabled"), [("avif", ["avif"]), ("jpeg", ["jpg"]), ("heif", ["heic"])]
+)
+def test_disabled_codec_is_501(fmt: InputFormat, disabled: list[str]) -> None:
+    data = {"avif": make.avif, "jpeg": make.jpeg, "heif": make.heic}[fmt]()
+    with pytest.raises(AppError) as caught:
+        probe(data, fmt, max_pixels=MP50, disabled=disabled)
+    assert caught.value.status == 501
+
+
+def test_garbage_after_magic_is_415() -> None:
+    with pytest.raises(AppError) as caught:
+        probe(b"\xff\xd8\xff\xe0" + b"garbage" * 20, "jpeg", max_pixels=MP50)
+    assert caught.value.status == 415
