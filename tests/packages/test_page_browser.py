@@ -1,0 +1,113 @@
+"""The /npm search page in real headless Chromium against the real app and loopback catalogs."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+
+from assetgate.app import create_app
+from assetgate.settings import Settings
+from tests.conftest import require_binary
+from tests.packages.upstream import LibraryCatalog, Registry, sri512
+
+HOSTILE = "<img src=x onerror=\"document.title='pwned'\"><b>bold</b>"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture
+def live_app(pkg_settings: Callable[..., Settings], free_port: Callable[[], int]) -> Iterator[str]:
+    port = free_port()
+    config = uvicorn.Config(
+        create_app(pkg_settings()), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def test_search_page_renders_escaped_results(
+    live_app: str, registry: Registry, catalog: LibraryCatalog, tmp_path: Path
+) -> None:
+    chromium = require_binary("chromium")
+    from playwright.sync_api import expect, sync_playwright
+
+    registry.publish(
+        "widget", "1.2.0", {"dist/widget.min.js": b"w()"}, manifest={"main": "dist/widget.min.js"}
+    )
+    registry.add_search("widget", "1.2.0", "A tiny widget")
+    registry.add_search("widget-evil", "6.6.6", HOSTILE)
+    catalog.add("widget-css", "3.0.0", {"widget.min.css": b".w{}"}, description="Widget styles")
+    # Put "widget" in the store first: its result is "ready" and the page shows its SRI.
+    assert httpx.get(f"{live_app}/npm/widget@1.2.0/dist/widget.min.js").status_code == 200
+
+    page_response = httpx.get(f"{live_app}/npm")
+    assert page_response.status_code == 200
+    csp = page_response.headers["content-security-policy"]
+    assert "default-src 'none'" in csp
+    assert "script-src 'self'" in csp
+    assert "unsafe-inline" not in csp.split("style-src")[0]
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.on("dialog", lambda dialog: errors.append(f"dialog: {dialog.message}"))
+            page.goto(f"{live_app}/npm")
+            page.locator("#q").press_sequentially("widget", delay=30)
+            expect(page.locator("#results .result")).to_have_count(3)
+            names = page.locator("#results .name").all_text_contents()
+            kinds = page.locator("#results .kind").all_text_contents()
+            assert names == ["widget", "widget-css", "widget-evil"]
+            assert kinds == ["package", "library", "package"]
+            evil = page.locator("#results .result").nth(2)
+            assert evil.locator(".description").text_content() == HOSTILE
+            assert page.locator("#results img").count() == 0
+            assert page.locator("#results .description b").count() == 0
+            assert page.title() != "pwned"
+
+            ready = page.locator("#results .result").nth(0)
+            assert ready.locator(".ready").is_visible()
+            expect(ready.locator(".tag")).to_contain_text("integrity=")
+            tag = ready.locator(".tag").text_content()
+            assert tag == (
+                f'<script src="{live_app}/npm/widget@1.2.0/dist/widget.min.js" '
+                f'integrity="{sri512(b"w()")}" crossorigin="anonymous"></script>'
+            )
+            css_tag = page.locator("#results .result").nth(1).locator(".tag").text_content()
+            assert css_tag == (
+                f'<link rel="stylesheet" href="{live_app}/npm/lib/widget-css@3.0.0/widget.min.css">'
+            )
+            assert page.locator("#status").text_content() == "3 of 3 results for “widget”"
+            page.screenshot(path=str(tmp_path / "npm-search.png"), full_page=True)
+            assert errors == []
+        finally:
+            browser.close()
+    assert (tmp_path / "npm-search.png").stat().st_size > 1000
+    if shot := os.environ.get("ASSETGATE_SCREENSHOT_DIR"):
+        shutil.copy(tmp_path / "npm-search.png", shot)
