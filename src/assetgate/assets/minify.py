@@ -35,7 +35,7 @@ _PLACEHOLDER_MARK: Final = "\ufdd0"
 _PLACEHOLDER: Final = f"`{_PLACEHOLDER_MARK}`"  # rjsmin keeps it as it keeps any template
 _PLACEHOLDER_BYTES: Final = _PLACEHOLDER.encode()
 _ESCAPE_MARK: Final = "\ufdd1".encode()
-# Inside ${…}: strings are skipped, braces counted, a backtick means a nested template.
+# Inside ${…}: strings are skipped, braces counted, a backtick (even in a string) means trouble.
 _SUBSTITUTION_TOKEN: Final = re.compile(
     rb"""'[^'\\\n]*(?:\\.[^'\\\n]*)*'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|[{}`]"""
 )
@@ -73,7 +73,7 @@ def _last_nesting(data: bytes) -> int:
             if token is None:
                 return at  # unbalanced: let the careful path decide
             char = token.group()
-            if char == b"`":
+            if b"`" in char:  # a nested template, or a backtick in a string inside ${…}
                 last = at
                 break
             if char == b"{":

@@ -78,4 +78,4 @@ def tidy_js(text: str) -> str:
     result = _rebuild(normalised, found, frozenset())
     if found.source_maps and result.count("\n") != normalised.count("\n"):
         result = _rebuild(normalised, found, frozenset(found.source_maps))
-    return result
+    return text if result == text else result
