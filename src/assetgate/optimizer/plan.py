@@ -90,6 +90,11 @@ def choose_format(
     return "png" if has_alpha else "jpeg"
 
 
+def wants_webp(accept: str | None, disabled: Collection[str] = ()) -> bool:
+    """Negotiate WebP only when the client names it and the encoder is not switched off."""
+    return accepts(accept, "image/webp") and not codec_disabled("webp", disabled)
+
+
 def format_bucket(requested: OutputFormat | None, *, accepts_webp: bool) -> str:
     """The part of the negotiation that goes into the ETag, known before the source is read.
 

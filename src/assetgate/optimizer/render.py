@@ -26,9 +26,9 @@ from assetgate.optimizer.plan import (
     is_passthrough,
     make_plan,
     may_serve_source,
+    wants_webp,
 )
 from assetgate.optimizer.spec import ImageSpec
-from assetgate.web.negotiation import accepts
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +61,7 @@ def process(job: Job) -> Outcome:
     info = probe(src, fmt, max_pixels=job.limits.max_input_pixels, disabled=job.disabled)
     output = choose_format(
         job.spec.format,
-        accepts_webp=accepts(job.accept, "image/webp"),
+        accepts_webp=wants_webp(job.accept, job.disabled),
         source=fmt,
         has_alpha=info.has_alpha,
     )

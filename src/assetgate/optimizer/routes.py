@@ -28,12 +28,11 @@ from assetgate.errors import AppError
 from assetgate.imaging.formats import MEDIA_TYPES
 from assetgate.imaging.vips import engine_version
 from assetgate.optimizer.openapi import make_paths
-from assetgate.optimizer.plan import Limits, format_bucket
+from assetgate.optimizer.plan import Limits, format_bucket, wants_webp
 from assetgate.optimizer.render import Job, Outcome, process
 from assetgate.optimizer.spec import FILE_PARAM, ImageSpec, is_recognised, parse_spec
 from assetgate.resources import Part, Resources, part_state, resources
 from assetgate.web.caching import make_etag, request_is_not_modified, validator_headers
-from assetgate.web.negotiation import accepts
 from assetgate.web.params import read_str
 from assetgate.web.paths import resolve_under
 
@@ -117,7 +116,7 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
             f"source file is over the limit of {res.settings.max_source_bytes} bytes"
         )
     accept = request.headers.get("accept")
-    bucket = format_bucket(spec.format, accepts_webp=accepts(accept, "image/webp"))
+    bucket = format_bucket(spec.format, accepts_webp=wants_webp(accept, state.disabled))
     etag = make_etag(
         state.engine, info.st_ino, info.st_size, info.st_mtime_ns, spec.cache_key(), bucket
     )
