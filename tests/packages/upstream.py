@@ -74,6 +74,7 @@ class FakeUpstream:
 
         class _Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: object) -> None:
                 pass

@@ -8,7 +8,6 @@ and ``nosniff`` on every package response do the rest. Unknown types are
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
 from typing import Final
 
 TEXT: Final = "text/plain; charset=utf-8"
@@ -55,10 +54,12 @@ TEXT_NAMES: Final = frozenset({"license", "licence", "readme", "changelog", "aut
 
 
 def media_type(path: str) -> str:
-    name = PurePosixPath(path).name
-    suffix = PurePosixPath(name).suffix.lower()
+    name = path.rsplit("/", 1)[-1]
+    dot = name.rfind(".")
+    suffix = name[dot:].lower() if dot > 0 else ""
     if suffix in BY_SUFFIX:
         return BY_SUFFIX[suffix]
-    if name.startswith(".") or PurePosixPath(name).stem.lower() in TEXT_NAMES:
+    stem = name[:dot] if dot > 0 else name
+    if name.startswith(".") or stem.lower() in TEXT_NAMES:
         return TEXT
     return "application/octet-stream"

@@ -268,12 +268,12 @@ async def _package(request: Request, address: PackageAddress) -> Response:
             "X-Default-File-Reason": row.default_reason or "",
         }
         return RedirectResponse(pinned + _query_suffix(request), status_code=302, headers=headers)
-    found = state.store.file("npm", name, version, address.file)
-    if found is None:
-        raise AppError.not_found()
     if "sri" in query:
+        found = state.store.file("npm", name, version, address.file)
+        if found is None:
+            raise AppError.not_found()
         return _sri(request, f"/npm/{name}@{version}/{quote(address.file, safe='/')}", found)
-    return await _file_response(request, state, ("npm", name, version), found)
+    return await _serve(request, state, ("npm", name, version), address.file)
 
 
 async def _library_file(request: Request, address: LibraryAddress) -> Response:
@@ -284,7 +284,7 @@ async def _library_file(request: Request, address: LibraryAddress) -> Response:
     if "sri" in request.query_params:
         pinned = f"/npm/lib/{address.name}@{address.version}/{quote(address.file, safe='/')}"
         return _sri(request, pinned, found)
-    return await _file_response(request, state, ("lib", address.name, address.version), found)
+    return await _serve(request, state, ("lib", address.name, address.version), address.file)
 
 
 def _sri(request: Request, pinned: str, found: FileRow) -> Response:
@@ -332,9 +332,7 @@ async def _file_response(
 ) -> Response:
     blob = state.store.blob_path(found.blob)
     if blob is None:
-        # Another worker process evicted it between our index read and now: forget, refetch later.
-        await anyio.to_thread.run_sync(state.store.forget, key)
-        raise AppError.upstream("file was evicted; retry", status=503)
+        raise _Vanished
     if state.store.touch(key):
         asyncio.get_running_loop().run_in_executor(None, state.store.flush_touches)
     media = media_type(found.path)
@@ -369,10 +367,40 @@ async def _file_response(
     return Response(body, media_type=media, headers=headers)
 
 
+class _Vanished(Exception):
+    """A blob the index names is gone: another worker process evicted it a moment ago."""
+
+
 def _read(path: Path) -> bytes:
     """Small files from the page cache: faster than a thread hop per 64 KiB chunk."""
-    with path.open("rb") as handle:
-        return handle.read()
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except FileNotFoundError as exc:
+        raise _Vanished from exc
+
+
+async def _serve(
+    request: Request, state: PackagesState, key: tuple[Namespace, str, str], path: str
+) -> Response:
+    """Serve ``path`` of an ingested version; if its blob vanished, forget the version, fetch it
+    again (single flight) and serve once more."""
+    ns, name, version = key
+    for attempt in range(2):
+        found = state.store.file(ns, name, version, path)
+        if found is None:
+            raise AppError.not_found()
+        try:
+            return await _file_response(request, state, key, found)
+        except _Vanished:
+            if attempt:
+                break
+            await anyio.to_thread.run_sync(state.store.forget, key)
+            if ns == "npm":
+                await state.packages.ensure_version(name, version)
+            else:
+                await state.packages.ensure_library_file(name, version, path)
+    raise AppError.upstream("file is not available, retry", status=503)
 
 
 PART = Part(

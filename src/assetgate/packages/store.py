@@ -83,6 +83,25 @@ class StoreSink:
         self._store = store
         self.created: set[str] = set()
 
+    def put_bytes(self, data: bytes, suffix: str) -> StoredBlob:
+        """Small bodies (most package files): hashed in memory, written once, no temp-name dance."""
+        store = self._store
+        digest = hashlib.sha256(data).hexdigest()
+        blob = digest + suffix
+        final = os.path.join(store.blobs_str, blob[:2], blob)
+        if not os.path.exists(final):
+            tmp = os.path.join(store.tmp_str, f"put-{os.getpid()}-{threading.get_ident()}-{blob}")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            finally:
+                os.close(fd)
+            os.replace(tmp, final)
+            self.created.add(blob)
+        return StoredBlob(digest, hashlib.sha512(data).hexdigest(), len(data), blob)
+
     def put(self, chunks: Iterator[bytes], suffix: str) -> StoredBlob:
         store = self._store
         sha256 = hashlib.sha256()
@@ -102,7 +121,6 @@ class StoreSink:
             if final.exists():
                 os.unlink(tmp_name)
             else:
-                final.parent.mkdir(exist_ok=True)
                 os.replace(tmp_name, final)
                 self.created.add(blob)
         except BaseException:
@@ -132,11 +150,17 @@ class Store:
         self.locks_dir = root / "locks"
         for folder in (root, self.blobs_dir, self.tmp_dir, self.locks_dir):
             folder.mkdir(parents=True, exist_ok=True)
+        for index in range(256):
+            (self.blobs_dir / f"{index:02x}").mkdir(exist_ok=True)
+        self.blobs_str = str(self.blobs_dir)
+        self.tmp_str = str(self.tmp_dir)
         self._db_path = root / "index.sqlite3"
         with self._writer() as db:
             db.executescript(_SCHEMA)
         self._reader = self._connect()
         self._files: OrderedDict[tuple[str, str, str, str], FileRow] = OrderedDict()
+        self._blob_paths: dict[str, Path] = {}
+        self._versions: dict[VersionKey, VersionRow] = {}
         self._touched: dict[VersionKey, float] = {}
         self._touch_lock = threading.Lock()
         self._last_flush = time.monotonic()
@@ -163,11 +187,21 @@ class Store:
 
     # --- reads (event loop) -------------------------------------------------------------------
     def version(self, ns: Namespace, name: str, version: str) -> VersionRow | None:
+        key = (ns, name, version)
+        cached = self._versions.get(key)
+        if cached is not None:
+            return cached
         row = self._reader.execute(
             "SELECT default_path, default_reason FROM versions WHERE ns=? AND name=? AND version=?",
-            (ns, name, version),
+            key,
         ).fetchone()
-        return None if row is None else VersionRow(row[0], row[1])
+        if row is None:
+            return None
+        found = VersionRow(row[0], row[1])
+        self._versions[key] = found
+        if len(self._versions) > FILE_CACHE_ENTRIES:
+            self._versions.pop(next(iter(self._versions)))
+        return found
 
     def file(self, ns: Namespace, name: str, version: str, path: str) -> FileRow | None:
         key = (ns, name, version, path)
@@ -197,7 +231,17 @@ class Store:
         return [FileRow(*row) for row in rows]
 
     def blob_path(self, blob: str) -> Path | None:
-        return resolve_under(self.blobs_dir, f"{blob[:2]}/{blob}")
+        """The blob's file, checked by ``resolve_under`` once and then remembered (the name is
+        a digest, so the answer can only change by eviction, which clears the memory)."""
+        found = self._blob_paths.get(blob)
+        if found is not None:
+            return found
+        found = resolve_under(self.blobs_dir, f"{blob[:2]}/{blob}")
+        if found is not None:
+            self._blob_paths[blob] = found
+            if len(self._blob_paths) > FILE_CACHE_ENTRIES:
+                self._blob_paths.pop(next(iter(self._blob_paths)))
+        return found
 
     def total_bytes(self) -> int:
         row = self._reader.execute("SELECT COALESCE(SUM(size), 0) FROM blobs").fetchone()
@@ -352,8 +396,13 @@ class Store:
             with contextlib.suppress(OSError):
                 (self.blobs_dir / blob[:2] / blob).unlink()
         if evicted:
-            self._files.clear()
+            self.forget_cached()
         return evicted
+
+    def forget_cached(self) -> None:
+        self._files.clear()
+        self._blob_paths.clear()
+        self._versions.clear()
 
     def forget(self, key: VersionKey) -> None:
         """Remove a version whose blob vanished (another process evicted it) so it is re-fetched."""
@@ -365,7 +414,7 @@ class Store:
             db.execute("DELETE FROM versions WHERE ns=? AND name=? AND version=?", key)
             db.executemany("UPDATE blobs SET refs=refs-1 WHERE blob=?", blob_rows)
             db.execute("DELETE FROM blobs WHERE refs<=0")
-        self._files.clear()
+        self.forget_cached()
 
     @contextlib.contextmanager
     def process_lock(self, key: VersionKey) -> Iterator[None]:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO, BinaryIO, Final, Protocol
 
 CHUNK_BYTES: Final = 64 * 1024
-MANIFEST_MAX_BYTES: Final = 1024 * 1024
+IN_MEMORY_MAX_BYTES: Final = 1024 * 1024  # bodies up to this are hashed and written in one go
 _BAD_CHARS: Final = re.compile(r"[\x00-\x1f\x7f\\]")
 _DRIVE: Final = re.compile(r"^[A-Za-z]:")
 
@@ -55,13 +55,15 @@ class StoredBlob:
 class BlobSink(Protocol):
     def put(self, chunks: Iterator[bytes], suffix: str) -> StoredBlob: ...
 
+    def put_bytes(self, data: bytes, suffix: str) -> StoredBlob: ...
+
     def discard(self, blobs: set[str]) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
 class Unpacked:
     files: dict[str, StoredBlob]
-    manifest: bytes | None  # package.json at the package root, when present and small
+    manifest: bytes | None  # package.json at the package root, when present and <= 1 MiB
     unpacked_bytes: int
 
 
@@ -158,9 +160,13 @@ def unpack(tarball: Path, sink: BlobSink, limits: Limits = Limits()) -> Unpacked
                     reader = archive.extractfile(member)
                     if reader is None:
                         continue
-                    if path == "package.json" and member.size <= MANIFEST_MAX_BYTES:
-                        manifest = reader.read(member.size)
-                        stored = sink.put(iter((manifest,)), "")
+                    if member.size <= IN_MEMORY_MAX_BYTES:
+                        data = reader.read(member.size)
+                        if len(data) != member.size:
+                            raise UnpackError(502, "truncated package archive")
+                        if path == "package.json":
+                            manifest = data
+                        stored = sink.put_bytes(data, blob_suffix(path))
                     else:
                         stored = sink.put(_body(reader, member.size), blob_suffix(path))
                     written.add(stored.blob)

@@ -1,0 +1,351 @@
+"""Benchmark of the package library, with a reference measured in the same run.
+
+    .venv/bin/python bench/packages.py            # full run, about 2 minutes on 2 cores
+    .venv/bin/python bench/packages.py --quick    # smoke run, under a minute
+
+Everything runs on loopback: the npm registry is the tests' loopback registry (a real HTTP server
+answering packuments and tarballs built here), and ``assetgate serve`` runs as its own process.
+
+1. Warm file serving: a 100 KB JavaScript file of an already-ingested version, ``wrk`` with one
+   thread and 16 keep-alive connections (the shared ``bench/loadgen.py``). Reference: a plain
+   Starlette ``StaticFiles`` app serving the same bytes from a directory under the same uvicorn,
+   worker count and client — the cost of serving a static file on this stack with no package
+   logic at all. Targets (issue 4): >= 1,000 req/s and p99 <= 20 ms on 2 cores.
+2. Cold first request for a small package (30 files, ~150 KB unpacked): fresh versions asked one
+   by one (packument fetch, tarball download and sha512 check, unpack, index commit, answer),
+   against the bare transfer of the same packument and tarball from the same loopback registry.
+   Target: <= 300 ms plus transfer.
+3. Peak RSS while ingesting a 25 MB-unpacked package (5,800 files and one 5.4 MB JSON file, the
+   shape of the largest popular package in the research note): the server's resident memory
+   sampled every 50 ms plus its ``VmHWM``, minus its RSS just before. Target: growth <= 150 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+import loadgen
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO = BENCH_DIR.parent
+sys.path.insert(0, str(REPO))
+
+from tests.packages.upstream import FakeUpstream, Registry  # noqa: E402
+
+ASSETGATE = REPO / ".venv" / "bin" / "assetgate"
+CONNECTIONS = 16
+TARGET_RPS = 1000.0
+TARGET_P99_MS = 20.0
+TARGET_COLD_OVERHEAD_MS = 300.0
+TARGET_RSS_GROWTH_BYTES = 150 * 1024 * 1024
+WORDS = tuple(
+    [
+        "function",
+        "return",
+        "const",
+        "let",
+        "var",
+        "if",
+        "else",
+        "for",
+        "while",
+        "this",
+        "that",
+        "value",
+        "item",
+        "index",
+        "array",
+        "object",
+        "string",
+        "number",
+        "true",
+        "false",
+        "null",
+        "undefined",
+        "length",
+        "push",
+        "map",
+        "filter",
+        "reduce",
+        "export",
+        "import",
+        "from",
+        "default",
+        "class",
+        "extends",
+        "super",
+        "new",
+        "typeof",
+        "instanceof",
+        "await",
+        "async",
+        "yield",
+    ]
+)
+
+REFERENCE_APP = """
+from starlette.applications import Starlette
+from starlette.routing import Mount
+from starlette.staticfiles import StaticFiles
+
+app = Starlette(routes=[Mount("/", StaticFiles(directory={directory!r}))])
+"""
+
+
+@dataclass(frozen=True)
+class Plan:
+    duration_s: int
+    cold_versions: int
+    workers: tuple[int, ...]
+
+
+def js_text(rng: random.Random, size: int) -> bytes:
+    """Plausible, compressible JavaScript-like text of exactly ``size`` bytes."""
+    out: list[str] = []
+    length = 0
+    while length < size:
+        line = " ".join(rng.choices(WORDS, k=rng.randint(4, 12))) + ";\n"
+        out.append(line)
+        length += len(line)
+    return "".join(out).encode()[:size]
+
+
+def big_package(rng: random.Random) -> dict[str, bytes]:
+    files: dict[str, bytes] = {"metadata/icons.json": json_blob(rng, 5_400_000)}
+    for index in range(5_800):
+        folder = ("svgs/solid", "svgs/regular", "svgs/brands", "js", "css")[index % 5]
+        files[f"{folder}/f{index:04d}.js"] = js_text(rng, 3_450)
+    return files
+
+
+def json_blob(rng: random.Random, size: int) -> bytes:
+    entries = {}
+    total = 0
+    index = 0
+    while total < size:
+        value = {"label": " ".join(rng.choices(WORDS, k=6)), "unicode": f"f{index:04x}"}
+        entries[f"icon-{index}"] = value
+        total += 60
+        index += 1
+    return json.dumps(entries).encode()[:size]
+
+
+def start_assetgate(env: dict[str, str], workers: int, work: Path, name: str) -> loadgen.Server:
+    port = loadgen.free_port()
+    argv = [str(ASSETGATE), "serve", "--port", str(port), "--workers", str(workers)]
+    return loadgen.start_server(
+        name, argv, port=port, health_path="/healthz", log=work / f"{name}.log", env=env
+    )
+
+
+def start_reference(directory: Path, workers: int, work: Path) -> loadgen.Server:
+    app_dir = work / "reference"
+    app_dir.mkdir(exist_ok=True)
+    (app_dir / "reference_app.py").write_text(REFERENCE_APP.format(directory=str(directory)))
+    port = loadgen.free_port()
+    argv = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "reference_app:app",
+        "--app-dir",
+        str(app_dir),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+        "--log-level",
+        "warning",
+        "--no-server-header",
+    ]
+    return loadgen.start_server(
+        f"starlette-static-{workers}w",
+        argv,
+        port=port,
+        health_path="/file.js",
+        log=work / f"reference-{workers}.log",
+    )
+
+
+def vm_hwm_bytes(pid: int) -> int:
+    total = 0
+    for child in loadgen.tree_pids(pid):
+        try:
+            for line in Path(f"/proc/{child}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    total += int(line.split()[1]) * 1024
+        except OSError:
+            continue
+    return total
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    plan = Plan(duration_s=3, cold_versions=5, workers=(1,)) if args.quick else Plan(8, 15, (1, 2))
+    wrk = loadgen.ensure_wrk()
+    rng = random.Random(4)
+    work = Path(tempfile.mkdtemp(prefix="assetgate-bench-packages-"))
+    upstream = FakeUpstream().start()
+    registry = Registry(upstream)
+    warm_bytes = js_text(rng, 100 * 1024)
+    registry.publish("bench-warm", "1.0.0", {"dist/file.js": warm_bytes})
+    static_dir = work / "static"
+    static_dir.mkdir()
+    (static_dir / "file.js").write_bytes(warm_bytes)
+    small = {f"src/m{i:02d}.js": js_text(rng, 5_000) for i in range(30)}
+    small["index.js"] = js_text(rng, 2_000)
+    for i in range(plan.cold_versions + 1):
+        registry.publish("bench-cold", f"1.0.{i}", small)
+    registry.publish("bench-tiny", "1.0.0", {"index.js": b"tiny"})
+    print("generating the 25 MB package…", file=sys.stderr)
+    big = big_package(rng)
+    big_tarball = registry.publish("bench-big", "1.0.0", big)
+    env = {
+        **os.environ,
+        "ASSETGATE_STORE": str(work / "store"),
+        "ASSETGATE_NPM_REGISTRY": upstream.url + "/",
+        "ASSETGATE_LIBRARY_API": upstream.url + "/cdnjs",
+        "ASSETGATE_LIBRARY_FILES": upstream.url + "/libs",
+        "ASSETGATE_LOG_LEVEL": "warning",
+    }
+    results: dict[str, object] = {}
+    rows: list[str] = []
+
+    # 1. warm serving ---------------------------------------------------------------------------
+    quiet = loadgen.Quiet(threshold_pct=15.0, per_point_s=10.0, budget_s=60.0)
+    for workers in plan.workers:
+        with loadgen.running(start_reference(static_dir, workers, work)) as ref:
+            quiet.wait()
+            reference = loadgen.run_wrk(
+                wrk,
+                ref.base_url + "/file.js",
+                connections=CONNECTIONS,
+                duration_s=plan.duration_s,
+                server_pid=ref.pid,
+                script_dir=work,
+            )
+        with loadgen.running(start_assetgate(env, workers, work, f"assetgate-{workers}w")) as ours:
+            url = ours.base_url + "/npm/bench-warm@1.0.0/dist/file.js"
+            first = httpx.get(url, timeout=30)
+            assert first.status_code == 200, first.status_code
+            assert first.content == warm_bytes
+            quiet.wait()
+            measured = loadgen.run_wrk(
+                wrk,
+                url,
+                connections=CONNECTIONS,
+                duration_s=plan.duration_s,
+                server_pid=ours.pid,
+                script_dir=work,
+            )
+        ratio = measured.rps / reference.rps if reference.rps else 0.0
+        results[f"warm_{workers}w"] = {
+            "assetgate": measured.as_json(),
+            "reference": reference.as_json(),
+            "ratio": ratio,
+        }
+        ok = measured.rps >= TARGET_RPS and measured.p99_ms <= TARGET_P99_MS and not measured.errors
+        rows.append(
+            f"| warm 100 KB file, {workers} worker(s), c={CONNECTIONS} | "
+            f"{measured.rps:,.0f} req/s, p50 {measured.p50_ms:.1f} ms, p99 {measured.p99_ms:.1f} ms"
+            f" | Starlette StaticFiles: {reference.rps:,.0f} req/s, p99 {reference.p99_ms:.1f} ms"
+            f" | {ratio:.2f}× | ≥ 1,000 req/s, p99 ≤ 20 ms: {'met' if ok else 'NOT met'} |"
+        )
+
+    # 2. cold first request and 3. peak RSS (one fresh server) ----------------------------------
+    with loadgen.running(start_assetgate(env, 1, work, "assetgate-cold")) as ours:
+        client = httpx.Client(base_url=ours.base_url, timeout=60)
+        direct = httpx.Client(base_url=upstream.url, timeout=60)
+        assert client.get("/npm/bench-tiny@1.0.0/index.js").status_code == 200  # warm imports
+        cold_ms: list[float] = []
+        transfer_ms: list[float] = []
+        for i in range(1, plan.cold_versions + 1):
+            started = time.perf_counter()
+            response = client.get(f"/npm/bench-cold@1.0.{i}/index.js")
+            cold_ms.append(1000 * (time.perf_counter() - started))
+            assert response.status_code == 200, response.text
+            started = time.perf_counter()
+            direct.get("/bench-cold").raise_for_status()
+            direct.get(registry.tarball_path("bench-cold", f"1.0.{i}")).raise_for_status()
+            transfer_ms.append(1000 * (time.perf_counter() - started))
+        warm_started = time.perf_counter()
+        client.get(f"/npm/bench-cold@1.0.{plan.cold_versions}/index.js").raise_for_status()
+        warm_hit_ms = 1000 * (time.perf_counter() - warm_started)
+        cold_median = statistics.median(cold_ms)
+        transfer_median = statistics.median(transfer_ms)
+        overhead = cold_median - transfer_median
+        results["cold"] = {
+            "cold_ms": cold_ms,
+            "transfer_ms": transfer_ms,
+            "median_cold_ms": cold_median,
+            "median_transfer_ms": transfer_median,
+            "warm_hit_ms": warm_hit_ms,
+        }
+        rows.append(
+            f"| cold first request, small package (31 files, {len(small) * 5} KB), "
+            f"{plan.cold_versions} fresh versions | median {cold_median:.0f} ms "
+            f"(max {max(cold_ms):.0f} ms) | bare transfer of packument + tarball: "
+            f"{transfer_median:.1f} ms; same file warm: {warm_hit_ms:.1f} ms | "
+            f"{cold_median / max(transfer_median, 0.001):.1f}× transfer | "
+            f"≤ 300 ms + transfer: {'met' if overhead <= TARGET_COLD_OVERHEAD_MS else 'NOT met'} |"
+        )
+
+        time.sleep(0.5)
+        before = loadgen.tree_rss_bytes(ours.pid)
+        unpacked = sum(len(v) for v in big.values())
+        with loadgen.PeakRss(ours.pid) as peak:
+            started = time.perf_counter()
+            response = client.get("/npm/bench-big@1.0.0/metadata/icons.json")
+            ingest_s = time.perf_counter() - started
+        assert response.status_code == 200, response.text
+        high = max(peak.peak, vm_hwm_bytes(ours.pid))
+        growth = high - before
+        results["rss"] = {
+            "before_bytes": before,
+            "peak_bytes": high,
+            "growth_bytes": growth,
+            "unpacked_bytes": unpacked,
+            "tarball_bytes": len(big_tarball),
+            "files": len(big),
+            "ingest_s": ingest_s,
+        }
+        mib = 1024 * 1024
+        rows.append(
+            f"| peak RSS ingesting a {unpacked / mib:.0f} MB-unpacked package ({len(big):,} files, "
+            f"{len(big_tarball) / mib:.1f} MB tarball) | +{growth / mib:.0f} MB "
+            f"(from {before / mib:.0f} MB), ingest {ingest_s:.1f} s | the package itself: "
+            f"{unpacked / mib:.0f} MB unpacked | {growth / unpacked:.2f}× unpacked size | "
+            f"growth ≤ 150 MB: {'met' if growth <= TARGET_RSS_GROWTH_BYTES else 'NOT met'} |"
+        )
+        client.close()
+        direct.close()
+    upstream.stop()
+
+    print(json.dumps(results, indent=2))
+    print()
+    print(f"Measured {time.strftime('%Y-%m-%d')} on {loadgen.NCPU} cores (`bench/packages.py`):")
+    print()
+    print("| case | assetgate | reference (same run) | ratio | target |")
+    print("|---|---|---|---|---|")
+    for row in rows:
+        print(row)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
