@@ -1,7 +1,147 @@
-"""HTTP edge of the whois part (placeholder until the part lands)."""
+"""HTTP edge of the whois part (interface D): ``/api/whois`` and ``/api/whois/json``.
+
+Order of a request: spend the shared rate-limit budget (cache hits count too, spec §8), read
+and normalise ``domain`` (400/403 before any network), look it up through the single-flight
+cache, render. A lookup that produced no answer is a 500 carrying an ``error_id`` that is logged
+with the reason; an unregistered domain is a normal 200 answer (``registered: false``).
+"""
 
 from __future__ import annotations
 
-from assetgate.resources import Part
+import functools
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Final
 
-PART = Part(name="whois", routes=[])
+from publicsuffixlist import PublicSuffixList
+from starlette.datastructures import QueryParams
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from assetgate.errors import AppError
+from assetgate.resources import Part, Resources, part_state, spend_budget
+from assetgate.settings import Settings
+from assetgate.web.params import read_bool
+from assetgate.web.responses import new_error_id
+from assetgate.whois.bootstrap import load_bootstrap
+from assetgate.whois.cache import SingleFlightCache
+from assetgate.whois.domain import PARAM, Domain, normalise_tld, parse_domain, registrable
+from assetgate.whois.lookup import Answer, Resolver
+from assetgate.whois.openapi import OPENAPI
+from assetgate.whois.record import PARTIAL_REFERRAL, REFERRAL_REFUSED
+from assetgate.whois.render import render_record, render_text
+from assetgate.whois.servers import load_server_config
+from assetgate.whois.upstream import FetchError
+
+log = logging.getLogger("assetgate.whois")
+
+NAME: Final = "whois"
+RESPONSE_HEADERS: Final = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
+
+
+@dataclass(frozen=True, slots=True)
+class WhoisState:
+    resolver: Resolver
+    cache: SingleFlightCache[Answer]
+    restricted: frozenset[str]
+    private_suffix: Callable[[str], str | None]
+
+
+@functools.cache
+def public_suffixes() -> PublicSuffixList:
+    """The ICANN section of the packaged Public Suffix List, parsed once per process (~0.1 s)."""
+    return PublicSuffixList(only_icann=True)
+
+
+def answer_ttl_s(settings: Settings) -> Callable[[Answer], float]:
+    """Hours for a full answer; minutes for "not registered", unknown or partial answers."""
+
+    def ttl(answer: Answer) -> float:
+        partial = {PARTIAL_REFERRAL, REFERRAL_REFUSED} & set(answer.warnings)
+        if answer.parsed.registered is True and not partial:
+            return settings.whois_cache_ttl_s
+        return settings.whois_negative_cache_ttl_s
+
+    return ttl
+
+
+@asynccontextmanager
+async def lifespan(res: Resources) -> AsyncIterator[WhoisState]:
+    settings = res.settings
+    resolver = Resolver(
+        servers=load_server_config(settings.whois_servers),
+        bootstrap=load_bootstrap(settings.rdap_bootstrap),
+        http=res.http,
+        timeout_s=settings.whois_timeout_s,
+    )
+    state = WhoisState(
+        resolver=resolver,
+        cache=SingleFlightCache(answer_ttl_s(settings)),
+        restricted=frozenset(normalise_tld(t) for t in settings.whois_restricted_tlds),
+        private_suffix=public_suffixes().privatesuffix,
+    )
+    try:
+        yield state
+    finally:
+        await state.cache.aclose()
+
+
+async def whois_text(request: Request) -> Response:
+    budget = await spend_budget(request, NAME)
+    try:
+        answer, _cached = await _answer(request)
+    except AppError as exc:
+        exc.headers = {**budget, **exc.headers}
+        raise
+    return PlainTextResponse(render_text(answer), headers={**budget, **RESPONSE_HEADERS})
+
+
+async def whois_json(request: Request) -> Response:
+    budget = await spend_budget(request, NAME)
+    try:
+        raw = read_bool(request.query_params, "raw")
+        answer, cached = await _answer(request)
+    except AppError as exc:
+        exc.headers = {**budget, **exc.headers}
+        raise
+    body = render_record(answer, cached=cached, raw=raw)
+    return JSONResponse(body, headers={**budget, **RESPONSE_HEADERS})
+
+
+async def _answer(request: Request) -> tuple[Answer, bool]:
+    state: WhoisState = part_state(request, NAME)
+    domain = read_domain(request.query_params, state)
+    return await _lookup(state, domain)
+
+
+def read_domain(query: QueryParams, state: WhoisState) -> Domain:
+    values = query.getlist(PARAM)
+    if len(values) > 1:
+        raise AppError.bad_param(PARAM, "one domain name", ",".join(values))
+    raw = values[0] if values else None
+    domain = parse_domain(raw, restricted=state.restricted)
+    return registrable(domain, state.private_suffix)
+
+
+async def _lookup(state: WhoisState, domain: Domain) -> tuple[Answer, bool]:
+    try:
+        return await state.cache.get_or_fetch(
+            domain.ascii, functools.partial(state.resolver.lookup, domain)
+        )
+    except FetchError as exc:
+        error_id = new_error_id()
+        log.warning("error_id=%s whois %s failed: %s", error_id, domain.ascii, exc.reason)
+        raise AppError(500, f"whois lookup failed: {exc.reason}", error_id=error_id) from None
+
+
+def _routes() -> list[Route]:
+    return [
+        Route("/api/whois", whois_text, methods=["GET"]),
+        Route("/api/whois/json", whois_json, methods=["GET"]),
+    ]
+
+
+PART = Part(name=NAME, routes=_routes(), openapi=OPENAPI, lifespan=lifespan)

@@ -1,0 +1,259 @@
+"""One lookup, end to end: route the TLD, ask RDAP or port 43, follow referrals, parse.
+
+Routing (research note §2): the operator's server for the TLD (``ASSETGATE_WHOIS_SERVERS``)
+wins; otherwise RDAP when the bootstrap covers the TLD; otherwise, or when RDAP fails, port 43
+at the operator's ``*`` server, the built-in table, or the server IANA's ``refer:`` names. A
+registry answer that points to a registrar's server is followed at most ``MAX_REFERRALS``
+times, never back to a server already asked, and never to a non-public address unless the
+operator named it. A failed referral keeps the registry's answer with a warning; only a failed
+registry answer is a fetch failure. The whole chain shares one deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any, Final
+
+import httpx
+
+from assetgate.whois.bootstrap import Bootstrap
+from assetgate.whois.charset import decode
+from assetgate.whois.domain import Domain
+from assetgate.whois.parse import parse_whois
+from assetgate.whois.parse.rdap import parse_rdap, related_links
+from assetgate.whois.port43 import query_port43
+from assetgate.whois.rdap import domain_url, fetch_rdap
+from assetgate.whois.record import (
+    PARTIAL_REFERRAL,
+    RATE_LIMITED_UPSTREAM,
+    RDAP_FALLBACK,
+    REFERRAL_REFUSED,
+    UNSUPPORTED,
+    Parsed,
+    Protocol,
+    merge,
+)
+from assetgate.whois.servers import IANA_HOST, Server, ServerTable, parse_address
+from assetgate.whois.upstream import FetchError, RefusedServer, public_address
+
+MAX_REFERRALS: Final = 2
+HOST_CONCURRENCY: Final = 2  # politeness: queries in flight per upstream server
+IANA_REFER_TTL_S: Final = 3 * 86400.0
+_LABEL: Final = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+_HOST: Final = re.compile(rf"{_LABEL}(?:\.{_LABEL})+")
+
+
+@dataclass(frozen=True, slots=True)
+class Hop:
+    """One answer as received: ``text`` is the decoded whois text or the RDAP JSON text."""
+
+    protocol: Protocol
+    server: str
+    role: str
+    query: str
+    text: str
+    document: Any = None
+    status: int = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    domain: Domain
+    hops: tuple[Hop, ...]
+    parsed: Parsed
+    fetched_at: datetime
+    warnings: tuple[str, ...] = ()
+
+
+def referral_target(value: str) -> tuple[str, int] | None:
+    """``whois://whois.example.com:43/`` or ``whois.example.com`` -> (host, port); else None."""
+    text = value.strip()
+    lowered = text.lower()
+    if "://" in lowered and not lowered.startswith("whois://"):
+        return None  # a web page, rwhois or anything that is not port 43
+    text = text[len("whois://") :] if lowered.startswith("whois://") else text
+    try:
+        host, port = parse_address(text.split("/", 1)[0])
+    except ValueError:
+        return None
+    return (host, port) if _HOST.fullmatch(host) and len(host) <= 253 else None
+
+
+class Resolver:
+    """Everything a lookup needs, built once in the part's lifespan."""
+
+    def __init__(
+        self,
+        *,
+        servers: ServerTable,
+        bootstrap: Bootstrap,
+        http: httpx.AsyncClient,
+        timeout_s: float,
+    ) -> None:
+        self._servers = servers
+        self._bootstrap = bootstrap
+        self._trusted = bootstrap.trusted_origins()
+        self._http = http
+        self._timeout_s = timeout_s
+        self._slots: dict[str, asyncio.Semaphore] = {}
+        self._refer: dict[str, tuple[float, Server | None]] = {}
+
+    async def lookup(self, domain: Domain) -> Answer:
+        """The answer for ``domain``; ``FetchError`` when no source produced one."""
+        try:
+            async with asyncio.timeout(self._timeout_s + 1.0):  # waits for a slot count too
+                return await self._lookup(domain)
+        except TimeoutError:
+            raise FetchError("whois lookup timed out") from None
+
+    async def _lookup(self, domain: Domain) -> Answer:
+        deadline = self._now() + self._timeout_s
+        operator = self._servers.operator_server(domain.tld)
+        bases = () if operator is not None else self._bootstrap.bases(domain.ascii)
+        if not bases:
+            server = operator or await self._port43_server(domain.tld, deadline)
+            return await self._port43(domain, server, deadline)
+        try:
+            return await self._rdap(domain, bases, deadline)
+        except FetchError as rdap_error:
+            try:
+                server = await self._port43_server(domain.tld, deadline)
+                answer = await self._port43(domain, server, deadline)
+            except FetchError as exc:
+                raise FetchError(
+                    f"{rdap_error.reason}; whois fallback: {exc.reason}",
+                    rate_limited=rdap_error.rate_limited or exc.rate_limited,
+                ) from None
+            return replace(answer, warnings=(*answer.warnings, RDAP_FALLBACK))
+
+    # --- port 43 ---------------------------------------------------------------------------
+
+    async def _port43(self, domain: Domain, server: Server, deadline: float) -> Answer:
+        line = server.query_line(domain.ascii)
+        first, parsed = await self._whois_hop(server, line, deadline, domain.tld, "registry")
+        if parsed.registered is None:
+            if RATE_LIMITED_UPSTREAM in parsed.warnings:
+                raise FetchError("whois server rate limited the query", rate_limited=True)
+            if UNSUPPORTED in parsed.warnings or not first.text.strip():
+                raise FetchError("whois server gave no answer for this domain")
+        hops, warnings = [first], []
+        visited: set[object] = {server.name, (server.host, server.port)}
+        current = merged = parsed
+        for count in range(1, MAX_REFERRALS + 1):
+            if merged.registered is not True or not current.referral:
+                break
+            target = referral_target(current.referral)
+            if target is None:
+                if "://" not in current.referral or current.referral.startswith("whois:"):
+                    warnings.append(REFERRAL_REFUSED)  # e.g. "localhost": not a public name
+                break
+            next_server = self._servers.named(target[0], port=target[1])
+            address = (next_server.host, next_server.port)
+            if next_server.name in visited or address in visited:
+                break
+            visited |= {next_server.name, address}
+            try:
+                hop, current = await self._whois_hop(
+                    next_server, domain.ascii, deadline, None, f"referral {count}"
+                )
+            except RefusedServer:
+                warnings.append(REFERRAL_REFUSED)
+                break
+            except FetchError:
+                warnings.append(PARTIAL_REFERRAL)
+                break
+            hops.append(hop)
+            if current.registered is not True:
+                warnings.append(PARTIAL_REFERRAL)
+                warnings.extend(w for w in current.warnings if w == RATE_LIMITED_UPSTREAM)
+                break
+            merged = merge(merged, current)
+        return Answer(domain, tuple(hops), merged, datetime.now(UTC), tuple(warnings))
+
+    async def _whois_hop(
+        self, server: Server, line: str, deadline: float, tld: str | None, role: str
+    ) -> tuple[Hop, Parsed]:
+        address = server.host
+        if not server.trusted:
+            if server.port != 43:
+                raise RefusedServer("referral to a port other than 43")
+            address = await public_address(server.host, server.port)
+        async with self._slot(server.name):
+            data = await query_port43(address, server.port, line, timeout_s=deadline - self._now())
+        text, _charset = decode(data, server.charsets)
+        hop = Hop("whois", server.name, role, line, text)
+        return hop, parse_whois(text, tld)
+
+    async def _port43_server(self, tld: str, deadline: float) -> Server:
+        server = self._servers.port43_server(tld)
+        if server is not None:
+            return server
+        cached = self._refer.get(tld)
+        if cached is not None and cached[0] > self._now():
+            found = cached[1]
+        else:
+            found = await self._ask_iana(tld, deadline)
+            self._refer[tld] = (self._now() + IANA_REFER_TTL_S, found)
+        if found is None:
+            raise FetchError(f"no whois server is known for .{tld}")
+        return found
+
+    async def _ask_iana(self, tld: str, deadline: float) -> Server | None:
+        iana = self._servers.named(IANA_HOST)
+        _hop, parsed = await self._whois_hop(iana, tld, deadline, "int", "iana")
+        target = referral_target(parsed.referral or "")
+        return None if target is None else self._servers.named(target[0], port=target[1])
+
+    # --- RDAP ------------------------------------------------------------------------------
+
+    async def _rdap(self, domain: Domain, bases: tuple[str, ...], deadline: float) -> Answer:
+        error = FetchError("no RDAP server")
+        for base in bases:
+            url = domain_url(base, domain.ascii)
+            try:
+                answer = await fetch_rdap(
+                    self._http, url, trusted=self._trusted, timeout_s=deadline - self._now()
+                )
+            except FetchError as exc:
+                error = exc
+                continue
+            now = datetime.now(UTC)
+            if answer.status == 404:
+                hop = Hop("rdap", base, "registry", url, "", status=404)
+                return Answer(domain, (hop,), Parsed(registered=False, domain=domain.ascii), now)
+            parsed = replace(parse_rdap(answer.document), registered=True)
+            hops = [Hop("rdap", base, "registry", url, answer.text, answer.document)]
+            warnings: list[str] = []
+            for link in related_links(answer.document)[:1]:
+                try:
+                    related = await fetch_rdap(
+                        self._http, link, trusted=self._trusted, timeout_s=deadline - self._now()
+                    )
+                except FetchError as exc:
+                    refused = isinstance(exc, RefusedServer)
+                    warnings.append(REFERRAL_REFUSED if refused else PARTIAL_REFERRAL)
+                    break
+                if related.status != 200:
+                    warnings.append(PARTIAL_REFERRAL)
+                    break
+                hops.append(Hop("rdap", link, "referral 1", link, related.text, related.document))
+                parsed = merge(parsed, parse_rdap(related.document))
+            return Answer(domain, tuple(hops), parsed, now, tuple(warnings))
+        raise error
+
+    # --- helpers ---------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def _slot(self, name: str) -> AsyncIterator[None]:
+        semaphore = self._slots.setdefault(name, asyncio.Semaphore(HOST_CONCURRENCY))
+        async with semaphore:
+            yield
+
+    @staticmethod
+    def _now() -> float:
+        return asyncio.get_running_loop().time()

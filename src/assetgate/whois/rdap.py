@@ -1,0 +1,115 @@
+"""RDAP over the shared httpx client (RFC 9082 queries, RFC 7480 HTTP rules).
+
+``GET <base>domain/<A-label>`` with ``Accept: application/rdap+json``. 200 is a domain object,
+404 "not registered", 429 the server's rate limit. Redirects (rdap.org-style bootstraps, a
+registry moving hosts) are followed by hand, at most ``MAX_REDIRECTS``, each target checked like
+the first URL: an origin from the operator's bootstrap file is trusted; anything else must be
+HTTPS on a public address, and the request is pinned to the address that was checked (the URL
+carries the IP, ``Host`` and TLS SNI carry the name, so the certificate is still verified
+against the name). Bodies are read up to ``RDAP_MAX_BYTES``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any, Final
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+import httpx
+
+from assetgate.whois.bootstrap import origin
+from assetgate.whois.upstream import FetchError, RefusedServer, public_address
+
+RDAP_MAX_BYTES: Final = 1024 * 1024
+MAX_REDIRECTS: Final = 3
+ACCEPT: Final = "application/rdap+json, application/json;q=0.9"
+REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
+
+
+@dataclass(frozen=True, slots=True)
+class RdapAnswer:
+    url: str
+    status: int
+    document: Any
+    text: str
+
+
+def domain_url(base: str, domain: str) -> str:
+    return f"{base.rstrip('/')}/domain/{domain}"
+
+
+async def fetch_rdap(
+    http: httpx.AsyncClient,
+    url: str,
+    *,
+    trusted: Collection[tuple[str, str, int]],
+    timeout_s: float,
+) -> RdapAnswer:
+    """One RDAP lookup; 200 and 404 return, everything else raises ``FetchError``."""
+    if timeout_s <= 0:
+        raise FetchError("RDAP server timed out")
+    for _ in range(MAX_REDIRECTS + 1):
+        request_url, headers, extensions = await _pinned(url, trusted)
+        try:
+            async with http.stream(
+                "GET", request_url, headers=headers, extensions=extensions, timeout=timeout_s
+            ) as response:
+                if response.status_code in REDIRECTS and "location" in response.headers:
+                    url = urljoin(url, response.headers["location"])
+                    continue
+                if response.status_code == 404:
+                    return RdapAnswer(url, 404, None, "")
+                if response.status_code == 429:
+                    raise FetchError("RDAP server rate limited the query", rate_limited=True)
+                if response.status_code != 200:
+                    raise FetchError(f"RDAP server answered {response.status_code}")
+                body = await _read_capped(response)
+        except httpx.TimeoutException:
+            raise FetchError("RDAP server timed out") from None
+        except httpx.HTTPError:
+            raise FetchError("RDAP server could not be reached") from None
+        return _decoded(url, body)
+    raise FetchError("RDAP server redirected too often")
+
+
+async def _pinned(
+    url: str, trusted: Collection[tuple[str, str, int]]
+) -> tuple[str, dict[str, str], dict[str, Any]]:
+    headers = {"Accept": ACCEPT}
+    scheme, host, port = origin(url)
+    if (scheme, host, port) in trusted:
+        return url, headers, {}
+    if scheme != "https" or not host:
+        raise RefusedServer("RDAP server must use HTTPS")
+    address = await public_address(host, port)
+    return pin_url(url, address), {**headers, "Host": urlsplit(url).netloc}, {"sni_hostname": host}
+
+
+def pin_url(url: str, address: str) -> str:
+    """``url`` with its host replaced by the checked ``address`` (brackets for IPv6)."""
+    parts = urlsplit(url)
+    host = f"[{address}]" if ":" in address else address
+    netloc = host if parts.port is None else f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
+
+
+async def _read_capped(response: httpx.Response) -> bytes:
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) > RDAP_MAX_BYTES:
+            raise FetchError(f"RDAP answer exceeds {RDAP_MAX_BYTES // 1024} KiB")
+    return bytes(body)
+
+
+def _decoded(url: str, body: bytes) -> RdapAnswer:
+    try:
+        text = body.decode("utf-8-sig")
+        document = json.loads(text)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise FetchError("RDAP server sent invalid JSON") from None
+    if not isinstance(document, dict):
+        raise FetchError("RDAP server sent no domain object")
+    return RdapAnswer(url, 200, document, text)
