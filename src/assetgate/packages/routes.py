@@ -215,10 +215,14 @@ def _raw_rest(request: Request) -> str:
 
 
 async def files(request: Request) -> Response:
+    """Everything under ``/npm/``: ``/npm/`` itself is the page, the rest package/library paths."""
     early = _check_method(request)
     if early is not None:
         return early
-    address = parse_address(_raw_rest(request))
+    rest = _raw_rest(request)
+    if not rest:
+        return await page(request)
+    address = parse_address(rest)
     try:
         if address is None:
             raise AppError.not_found()

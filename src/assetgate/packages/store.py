@@ -31,7 +31,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from assetgate.packages.tarball import StoredBlob
 from assetgate.web.paths import resolve_under
@@ -74,6 +74,13 @@ class VersionRow:
 
 
 VersionKey = tuple[Namespace, str, str]
+
+
+def _trim(cache: dict[Any, Any]) -> None:
+    """Drop the oldest entry of an over-full cache; tolerant of a concurrent ``clear``."""
+    if len(cache) > FILE_CACHE_ENTRIES:
+        with contextlib.suppress(KeyError, StopIteration, RuntimeError):
+            cache.pop(next(iter(cache)))
 
 
 class StoreSink:
@@ -199,15 +206,15 @@ class Store:
             return None
         found = VersionRow(row[0], row[1])
         self._versions[key] = found
-        if len(self._versions) > FILE_CACHE_ENTRIES:
-            self._versions.pop(next(iter(self._versions)))
+        _trim(self._versions)
         return found
 
     def file(self, ns: Namespace, name: str, version: str, path: str) -> FileRow | None:
         key = (ns, name, version, path)
         cached = self._files.get(key)
         if cached is not None:
-            self._files.move_to_end(key)
+            with contextlib.suppress(KeyError):  # an eviction thread may have just cleared it
+                self._files.move_to_end(key)
             return cached
         row = self._reader.execute(
             "SELECT path, blob, sha256, sha512, size FROM files"
@@ -219,7 +226,8 @@ class Store:
         found = FileRow(*row)
         self._files[key] = found
         if len(self._files) > FILE_CACHE_ENTRIES:
-            self._files.popitem(last=False)
+            with contextlib.suppress(KeyError):
+                self._files.popitem(last=False)
         return found
 
     def files(self, ns: Namespace, name: str, version: str) -> list[FileRow]:
@@ -239,8 +247,7 @@ class Store:
         found = resolve_under(self.blobs_dir, f"{blob[:2]}/{blob}")
         if found is not None:
             self._blob_paths[blob] = found
-            if len(self._blob_paths) > FILE_CACHE_ENTRIES:
-                self._blob_paths.pop(next(iter(self._blob_paths)))
+            _trim(self._blob_paths)
         return found
 
     def total_bytes(self) -> int:
