@@ -16,9 +16,11 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyvips
+
 from assetgate.convert.options import ConvertOptions
+from assetgate.convert.webp import encode_animation, encode_still, is_animated, to_pillow
 from assetgate.errors import AppError
-from assetgate.imaging.encode import encode
 from assetgate.imaging.formats import HEAD_BYTES, InputFormat, sniff
 from assetgate.imaging.load import SourceInfo, decoding, open_image, probe
 
@@ -65,7 +67,7 @@ def to_webp(
 ) -> Converted:
     """Decode strictly (EXIF-rotated, sRGB, every frame of an animation), encode WebP, write it.
 
-    Metadata is dropped by the encoder (``keep="none"``): no EXIF, GPS, XMP or ICC in the output.
+    Only pixels reach the encoder: no EXIF, GPS, XMP or ICC in the output (``convert.webp``).
     """
     with decoding():
         image = open_image(
@@ -77,18 +79,21 @@ def to_webp(
             max_frames=limits.max_frames,
             info=inspected.info,
         )
-        data = encode(
-            image,
-            "webp",
-            quality=options.quality,
-            effort=options.effort,
-            lossless=options.lossless,
-        )
+        width, height, pages = frame_geometry(image)
+        encoder = {"quality": options.quality, "effort": options.effort}
+        if pages > 1:
+            data = encode_animation(image, lossless=options.lossless, **encoder)
+        else:
+            still = to_pillow(image)
+            del image  # frees the decoded buffer before the encoder allocates its planes
+            data = encode_still(still, lossless=options.lossless, **encoder)
     destination.write_bytes(data)
-    pages = 1
-    height = image.height
-    if image.get_typeof("page-height"):
+    return Converted(width=width, height=height, pages=pages, size=len(data))
+
+
+def frame_geometry(image: pyvips.Image) -> tuple[int, int, int]:
+    """(width, height of one frame, frame count) of a decoded image or toilet-roll animation."""
+    if is_animated(image):
         page_height = int(image.get("page-height"))
-        if 0 < page_height < image.height:
-            pages, height = image.height // page_height, page_height
-    return Converted(width=image.width, height=height, pages=pages, size=len(data))
+        return image.width, page_height, image.height // page_height
+    return image.width, image.height, 1
