@@ -135,7 +135,7 @@ FILE_PARAM: Final = Param(
     "file",
     "str",
     "Path of the file relative to the document root (API form only).",
-    pattern=r"[^\x00]{1,1024}",
+    pattern=r"[\s\S]+",
     expected="a relative path",
 )
 
