@@ -379,3 +379,17 @@ async def test_redis_never_reachable_fails_open(
     async with app_client(settings) as client:
         responses = [await spend(client) for _ in range(3)]
     assert [r.status_code for r in responses] == [400, 400, 400]
+
+
+async def test_convert_and_whois_spend_one_budget_through_the_app(
+    make_settings: Callable[..., Settings],
+) -> None:
+    async with app_client(make_settings(rate_limit="3/10 seconds")) as client:
+        first = await spend(client)
+        second = await client.get("/api/whois")  # no domain: a 400, but a counted request
+        third = await spend(client)
+        fourth = await client.get("/api/whois")
+    assert [first.status_code, second.status_code, third.status_code] == [400, 400, 400]
+    assert [state(r)[0] for r in (first, second, third)] == [2, 1, 0]
+    assert fourth.status_code == 429
+    assert fourth.headers["RateLimit-Policy"] == '"default";q=3;w=10'
