@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from PIL import Image
 
 from assetgate.settings import Settings
 from tests.conftest import app_client
@@ -161,7 +162,14 @@ async def test_animation_stays_animated_losslessly(convert_client: httpx.AsyncCl
     )
     assert response.status_code == 200
     assert decode_webp(response.content) == (32, 24, 4)
-    assert b"ANIM" in response.content
+    with Image.open(io.BytesIO(response.content), formats=["WEBP"]) as image:
+        durations = []
+        for index in range(4):
+            image.seek(index)
+            image.load()
+            durations.append(image.info["duration"])
+        assert image.info["loop"] == 0
+    assert durations == [100, 100, 100, 100]
 
 
 async def test_empty_parts_are_ignored_beside_real_ones(convert_client: httpx.AsyncClient) -> None:

@@ -34,7 +34,7 @@ def server(
     make_settings: Callable[..., Settings], free_port: Callable[[], int], private_tmp: Path
 ) -> Iterator[str]:
     port = free_port()
-    settings = make_settings(rate_limit="1000/10 seconds", upload_max_total_bytes=2_000_000)
+    settings = make_settings(rate_limit="1000/10 seconds", upload_max_total_bytes=6_000_000)
     config = uvicorn.Config(
         create_app(settings), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
     )
@@ -81,11 +81,11 @@ def test_every_format_over_real_http(server: str, private_tmp: Path) -> None:
 
 
 def test_oversized_upload_is_413_over_real_http(server: str, private_tmp: Path) -> None:
-    big = b"\xff\xd8\xff" + b"\x00" * 3_000_000
+    big = b"\xff\xd8\xff" + b"\x00" * 7_000_000
     with httpx.Client(base_url=server, timeout=30) as client:
         response = client.post("/api/convert", files=[("images", ("big.jpg", big, "image/jpeg"))])
     assert response.status_code == 413
-    assert response.json() == {"error": "request body exceeds 2000000 bytes", "code": 413}
+    assert response.json() == {"error": "request body exceeds 6000000 bytes", "code": 413}
     assert wait_empty(private_tmp) == []
 
 
@@ -112,3 +112,30 @@ def test_client_vanishing_mid_upload_leaves_nothing_behind(
     # And the server still answers.
     with httpx.Client(base_url=server, timeout=10) as client:
         assert client.get("/healthz").status_code == 200
+
+
+def test_client_vanishing_mid_download_leaves_nothing_behind(
+    server: str, private_tmp: Path
+) -> None:
+    """A large ZIP is streamed from disk; a client that stops reading must not leak it."""
+    noisy = sample("tiff")
+    uploads = [("images", (f"{i}.tiff", noisy.data, "image/tiff")) for i in range(3)]
+    big = photo_like()
+    uploads += [("images", (f"big{i}.png", big, "image/png")) for i in range(2)]
+    with httpx.Client(base_url=server, timeout=30) as client:
+        fields = {"quality": "100"}
+        with client.stream("POST", "/api/convert", files=uploads, data=fields) as response:
+            assert response.status_code == 200
+            assert int(response.headers["content-length"]) > 1_000_000
+            next(response.iter_raw(1024))
+        # Leaving the block closes the connection with most of the body unread.
+    assert wait_empty(private_tmp) == []
+
+
+def photo_like() -> bytes:
+    """A 800x600 noisy PNG: its WebP stays large, so the ZIP spans many chunks."""
+    import pyvips
+
+    noise = pyvips.Image.gaussnoise(800, 600, sigma=80, mean=128, seed=3)
+    image = noise.bandjoin([noise.rot180(), noise.flip("horizontal")]).cast("uchar")
+    return bytes(image.copy(interpretation="srgb").pngsave_buffer(compression=1))
