@@ -50,10 +50,10 @@ DEFAULT_QUALITY: Final = 85
 #: Strength used for ``sharpen=true``.
 DEFAULT_SHARPEN: Final = 50
 
-_CROP = re.compile(r"([0-9]{1,9}),([0-9]{1,9})(?:,([0-9]{1,9}),([0-9]{1,9}))?")
+_CROP = re.compile(r"([0-9]{1,5}),([0-9]{1,5})(?:,([0-9]{1,9}),([0-9]{1,9}))?")
 _NUM = r"[0-9]{1,9}(?:\.[0-9]{1,9})?"
 _RATIO = re.compile(rf"({_NUM}):({_NUM})")
-_FOCUS = re.compile(rf"([0-9]{{1,9}}),([0-9]{{1,9}}),({_NUM}),({_NUM})")
+_FOCUS = re.compile(rf"([0-9]{{1,5}}),([0-9]{{1,5}}),({_NUM}),({_NUM})")
 _TINT = re.compile(r"[0-9a-fA-F]{6}")
 
 

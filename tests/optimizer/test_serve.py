@@ -1,0 +1,85 @@
+"""``assetgate serve`` end to end: the real CLI and uvicorn on loopback, the packaged demo root."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+
+import httpx
+import pytest
+import pyvips
+
+from assetgate.imaging.formats import sniff
+
+
+@pytest.fixture
+def served(free_port: Callable[[], int], tmp_path: object) -> Iterator[str]:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSETGATE_")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "assetgate", "serve", "--host", "127.0.0.1", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
+        try:
+            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                break
+        except httpx.TransportError:
+            pass
+        assert time.monotonic() < deadline, "assetgate serve did not come up"
+        time.sleep(0.1)
+    yield base
+    process.send_signal(signal.SIGINT)
+    try:
+        process.wait(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        if process.stderr:
+            process.stderr.close()
+
+
+def raw_get(base: str, target: str) -> bytes:
+    """A request line sent byte for byte (an HTTP client library would normalise '..')."""
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.sendall(f"GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+        chunks = []
+        while chunk := conn.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_serve_with_no_arguments_serves_the_demo_root(served: str) -> None:
+    response = httpx.get(f"{served}/landscape.jpg?width=200", headers={"accept": "image/jpeg"})
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "image/jpeg"
+    image = pyvips.Image.new_from_buffer(response.content, "")
+    assert (image.width, image.height) == (200, 133)
+    webp = httpx.get(f"{served}/spinner.gif?width=48", headers={"accept": "image/webp"})
+    assert sniff(webp.content) == "webp"
+    assert pyvips.Image.new_from_buffer(webp.content, "", n=-1).get("n-pages") == 8
+    head = httpx.head(f"{served}/landscape.jpg?width=200", headers={"accept": "image/jpeg"})
+    assert head.headers["content-length"] == str(len(response.content))
+    not_modified = httpx.get(
+        f"{served}/landscape.jpg?w=200",
+        headers={"accept": "image/jpeg", "if-none-match": response.headers["etag"]},
+    )
+    assert not_modified.status_code == 304
+    for target in ("/../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/?file=../../etc/passwd"):
+        answer = raw_get(served, target)
+        assert answer.startswith(b"HTTP/1.1 404"), answer[:80]
+        assert b"root:" not in answer
+    assert httpx.get(f"{served}/demo.css").status_code == 200
+    assert httpx.get(f"{served}/index.html").text.startswith("<!doctype html>")
