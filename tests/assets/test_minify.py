@@ -28,6 +28,8 @@ CSS_CASES = [
     (":root { --x: 1px; --empty: ; --last: ; }", ":root{--x:1px;--empty: ;--last: }"),
     (":root{--a:;--b:}", ":root{--a: ;--b: }"),
     ("a::after { content: '--not:;' }", "a::after{content:'--not:;'}"),
+    ('a{content:"x\\";--no:;";--yes:;b:c}', 'a{content:"x\\";--no:;";--yes: ;b:c}'),
+    ("/*! {--no:; } */ a{--yes:}", "/*! {--no:; } */a{--yes: }"),
     # strings and data URIs keep their inner whitespace
     ("a::before { content: '  two  spaces  ' }", "a::before{content:'  two  spaces  '}"),
     (
@@ -73,6 +75,14 @@ def test_js_keeps_licence_comments_and_drops_the_rest() -> None:
     assert minify_js(source) == b"/*! MIT licence */var a=1;"
 
 
+def test_license_and_preserve_comments_are_kept_too() -> None:
+    licence = b"/**\n * @license MIT\n */"
+    source = licence + b"\nvar a = 1; /* x */ /** @preserve keep */ var s = '@license';"
+    assert minify_js(source) == licence + b"var a=1;/** @preserve keep */var s='@license';"
+    css = b"/* @license Apache-2.0 */\na { color : red } /* drop */"
+    assert minify_css(css) == b"/* @license Apache-2.0 */a{color:red}"
+
+
 def test_js_keeps_a_hashbang_line() -> None:
     assert minify_js(b"#!/usr/bin/env node\nlet a = '#!x'\n") == b"#!/usr/bin/env node\nlet a='#!x'"
 
@@ -115,7 +125,8 @@ def test_js_marker_characters_refuse_the_template_path() -> None:
     with pytest.raises(MinifyError):
         minify_js("x = `${ `a` }` + '\ufdd0'".encode())
     with pytest.raises(MinifyError):
-        minify_js("x = '\\u0041\ufdd1'".encode())
+        minify_js("x = a \\u0062 + '\ufdd1'".encode())
+    assert minify_js("x = '\\u0041\ufdd1'".encode()) == "x='\\u0041\ufdd1'".encode()
 
 
 def test_js_unlexable_template_path_refuses() -> None:
