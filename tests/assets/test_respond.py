@@ -106,6 +106,7 @@ async def test_plain_request_passes_the_file_through(harness: Harness) -> None:
     assert response.headers["x-optimizer-status"] == "passthrough"
     assert response.headers["cache-control"] == "public, max-age=60"
     assert response.headers["access-control-allow-origin"] == "*"
+    assert response.headers["x-content-type-options"] == "nosniff"
     assert re.fullmatch(r'"[0-9a-f]{24}"', response.headers["etag"])
     assert response.headers["last-modified"].endswith(" GMT")
     assert "vary" not in response.headers

@@ -101,7 +101,11 @@ async def asset_response(
     etag = make_etag(
         ENGINE_VERSION, str(source), info.st_size, info.st_mtime_ns, plan.transform, plan.encoding
     )
-    headers = {**(extra_headers or {}), **validator_headers(etag, info.st_mtime, cache_control)}
+    headers = {
+        **(extra_headers or {}),
+        **validator_headers(etag, info.st_mtime, cache_control),
+        "X-Content-Type-Options": "nosniff",  # a script is only ever run as what we say it is
+    }
     if plan.vary:
         headers["Vary"] = "Accept-Encoding"
     if request_is_not_modified(request, etag, info.st_mtime):
