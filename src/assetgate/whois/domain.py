@@ -11,6 +11,7 @@ the restricted-TLD check below cannot be dodged by spelling ``.edu`` as ``．Ｅ
 from __future__ import annotations
 
 import functools
+import re
 import unicodedata
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
@@ -31,6 +32,9 @@ _FLAG_PREFIXES: Final = ("-", "=", "!")
 # Controls, separators, private use, surrogates. Format characters (Cf) are left to IDNA: the
 # joiners U+200C/U+200D are legitimate in some scripts and IDNA rejects the rest.
 _BAD_CATEGORIES: Final = frozenset({"Cc", "Co", "Cs", "Zs", "Zl", "Zp"})
+# LDH labels (RFC 5890 §2.3.1 NR-LDH): no leading/trailing hyphen, no "--" in positions 3-4.
+_LDH_LABEL: Final = r"(?![a-z0-9-]{2}--)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+_LDH_NAME: Final = re.compile(rf"{_LDH_LABEL}(?:\.{_LDH_LABEL})*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +53,9 @@ def parse_domain(raw: str | None, *, restricted: Collection[str]) -> Domain:
     if raw == "" or len(raw) > MAX_INPUT_CHARS:
         raise AppError.bad_param(PARAM, EXPECTED, raw)
     _reject_syntax(raw, raw)
+    fast = _plain_ascii(raw)
+    if fast is not None:
+        return _checked(fast, fast, raw, restricted)
     try:
         mapped = idna.uts46_remap(raw, std3_rules=True, transitional=False)
     except (idna.IDNAError, UnicodeError, ValueError):
@@ -62,6 +69,10 @@ def parse_domain(raw: str | None, *, restricted: Collection[str]) -> Domain:
         unicode_name = idna.decode(ascii_name)
     except (idna.IDNAError, UnicodeError, ValueError):
         raise AppError.bad_param(PARAM, EXPECTED, raw) from None
+    return _checked(ascii_name, unicode_name, raw, restricted)
+
+
+def _checked(ascii_name: str, unicode_name: str, raw: str, restricted: Collection[str]) -> Domain:
     labels = ascii_name.split(".")
     tld = labels[-1]
     if tld in _normalised_tlds(restricted):
@@ -100,6 +111,20 @@ def normalise_tld(tld: str) -> str:
 
 def _normalised_tlds(tlds: Collection[str]) -> frozenset[str]:
     return frozenset(normalise_tld(t) for t in tlds)
+
+
+def _plain_ascii(raw: str) -> str | None:
+    """The common case without IDNA: letters, digits and inner hyphens only, no ``xn--``.
+
+    For such names UTS 46 mapping is lower-casing and IDNA 2008 accepts every label (RFC 5891
+    §4.2.3.1 hyphen rules included, checked here), so the result is identical and ten times
+    cheaper. Anything else goes the full IDNA way.
+    """
+    name = raw.lower()
+    name = name[:-1] if name.endswith(".") else name
+    if not _LDH_NAME.fullmatch(name):
+        return None
+    return name
 
 
 def _reject_syntax(text: str, raw: str) -> None:

@@ -153,8 +153,10 @@ class Resolver:
                     warnings.append(REFERRAL_REFUSED)  # e.g. "localhost": not a public name
                 break
             next_server = self._servers.named(target[0], port=target[1])
+            # Loops are caught by name; an untrusted name is also caught by its address. Operator
+            # aliases may share one address (a relay), so for them the name alone counts.
             address = (next_server.host, next_server.port)
-            if next_server.name in visited or address in visited:
+            if next_server.name in visited or (not next_server.trusted and address in visited):
                 break
             visited |= {next_server.name, address}
             try:

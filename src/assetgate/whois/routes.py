@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from publicsuffixlist import PublicSuffixList
@@ -40,6 +41,7 @@ log = logging.getLogger("assetgate.whois")
 
 NAME: Final = "whois"
 RESPONSE_HEADERS: Final = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
+RENDERED_MAX_ENTRIES: Final = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +50,23 @@ class WhoisState:
     cache: SingleFlightCache[Answer]
     restricted: frozenset[str]
     private_suffix: Callable[[str], str | None]
+    # JSON of cache hits, rendered once per cached answer: a hit then costs no rendering.
+    rendered: OrderedDict[int, tuple[Answer, bytes]] = field(default_factory=OrderedDict)
+
+    def json_body(self, answer: Answer, *, cached: bool, raw: bool) -> bytes:
+        if not cached or raw:
+            return _json_bytes(render_record(answer, cached=cached, raw=raw))
+        entry = self.rendered.get(id(answer))
+        if entry is None or entry[0] is not answer:
+            entry = (answer, _json_bytes(render_record(answer, cached=True, raw=False)))
+            self.rendered[id(answer)] = entry
+            while len(self.rendered) > RENDERED_MAX_ENTRIES:
+                self.rendered.popitem(last=False)
+        return entry[1]
+
+
+def _json_bytes(record: dict[str, object]) -> bytes:
+    return bytes(JSONResponse(record).body)
 
 
 @functools.cache
@@ -107,8 +126,9 @@ async def whois_json(request: Request) -> Response:
     except AppError as exc:
         exc.headers = {**budget, **exc.headers}
         raise
-    body = render_record(answer, cached=cached, raw=raw)
-    return JSONResponse(body, headers={**budget, **RESPONSE_HEADERS})
+    state: WhoisState = part_state(request, NAME)
+    body = state.json_body(answer, cached=cached, raw=raw)
+    return Response(body, media_type="application/json", headers={**budget, **RESPONSE_HEADERS})
 
 
 async def _answer(request: Request) -> tuple[Answer, bool]:
