@@ -581,3 +581,30 @@ async def test_openapi_documents_both_endpoints(client: httpx.AsyncClient) -> No
     assert set(paths[TEXT]["get"]["responses"]) >= {"200", "400", "403", "429", "500"}
     schema = paths[JSON]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
     assert schema["required"] == RECORD_SCHEMA["required"]
+
+
+# --- configuration through the environment --------------------------------------------------
+
+
+async def test_configured_through_environment_variables(
+    env: Env, monkeypatch: pytest.MonkeyPatch, docroot: Any
+) -> None:
+    from assetgate.settings import Settings
+    from tests.conftest import app_client
+
+    monkeypatch.setenv("ASSETGATE_WHOIS_SERVERS", str(env.servers_file))
+    monkeypatch.setenv("ASSETGATE_RDAP_BOOTSTRAP", str(env.bootstrap_file))
+    monkeypatch.setenv("ASSETGATE_WHOIS_RESTRICTED_TLDS", "edu,mil,jp")
+    settings = Settings(root=docroot)
+    async with app_client(settings) as client:
+        assert (await client.get(JSON, params={"domain": "example.jp"})).status_code == 403
+        assert (await get_json(client, "example.org"))["source"]["protocol"] == "rdap"
+        assert (await get_json(client, "example.com"))["source"]["hops"] == 2
+
+
+async def test_a_bad_servers_file_stops_the_start(env: Env, tmp_path: Any) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"com": "no spaces allowed:43"}')
+    with pytest.raises(ValueError, match="bad server address"):
+        async with env.client(whois_servers=bad):
+            pass
