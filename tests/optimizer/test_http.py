@@ -464,3 +464,19 @@ async def test_503_when_the_queue_is_full(custom_client: Callable[..., Any], doc
         assert statuses.count(503) >= 1
         assert set(statuses) <= {200, 503}
         assert all(int(value) >= 1 for value in retry)
+
+
+@pytest.mark.parametrize("orientation", range(1, 9))
+async def test_every_exif_orientation_over_http(
+    opt: httpx.AsyncClient, docroot: Any, orientation: int
+) -> None:
+    (docroot / f"o{orientation}.jpg").write_bytes(make.oriented_jpeg(orientation, 80, 60))
+    response = await opt.get(f"/o{orientation}.jpg?width=40&format=png")
+    image = make.decode(response.content)
+    assert (image.width, image.height) == (40, 30)
+    red, green, blue = image(3, 3)[:3]
+    assert red > 180
+    assert green < 80
+    assert blue < 80
+    assert image(37, 3)[1] > 150  # green top right
+    assert image(3, 27)[2] > 180  # blue bottom left
