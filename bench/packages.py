@@ -7,10 +7,11 @@ Everything runs on loopback: the npm registry is the tests' loopback registry (a
 answering packuments and tarballs built here), and ``assetgate serve`` runs as its own process.
 
 1. Warm file serving: a 100 KB JavaScript file of an already-ingested version, ``wrk`` with one
-   thread and 4 and 16 keep-alive connections (the shared ``bench/loadgen.py``). Reference: a plain
-   Starlette ``StaticFiles`` app serving the same bytes from a directory under the same uvicorn,
-   worker count and client — the cost of serving a static file on this stack with no package
-   logic at all. Targets (issue 4): >= 1,000 req/s and p99 <= 20 ms on 2 cores.
+   thread and 4 and 16 keep-alive connections (the shared ``bench/loadgen.py``). References, under
+   the same uvicorn, worker count and client: a bare Starlette route that reads the same file and
+   returns its bytes (the floor of this stack: no routing table, no lookups, no headers) and
+   Starlette's ``StaticFiles`` (what a plain static server on this stack costs).
+   Targets (issue 4): >= 1,000 req/s and p99 <= 20 ms on 2 cores.
 2. Cold first request for a small package (30 files, ~150 KB unpacked): fresh versions asked one
    by one (packument fetch, tarball download and sha512 check, unpack, index commit, answer),
    against the bare transfer of the same packument and tarball from the same loopback registry.
@@ -95,11 +96,27 @@ WORDS = tuple(
 )
 
 REFERENCE_APP = """
+from pathlib import Path
+
 from starlette.applications import Starlette
-from starlette.routing import Mount
+from starlette.responses import Response
+from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-app = Starlette(routes=[Mount("/", StaticFiles(directory={directory!r}))])
+DIRECTORY = {directory!r}
+
+
+async def raw_bytes(request):
+    with open(Path(DIRECTORY) / "file.js", "rb") as handle:
+        return Response(handle.read(), media_type="text/javascript")
+
+
+app = Starlette(
+    routes=[
+        Route("/bytes/file.js", raw_bytes),
+        Mount("/static", StaticFiles(directory=DIRECTORY)),
+    ]
+)
 """
 
 
@@ -175,7 +192,7 @@ def start_reference(directory: Path, workers: int, work: Path) -> loadgen.Server
         f"starlette-static-{workers}w",
         argv,
         port=port,
-        health_path="/file.js",
+        health_path="/bytes/file.js",
         log=work / f"reference-{workers}.log",
     )
 
@@ -229,19 +246,20 @@ def main() -> int:
     # 1. warm serving ---------------------------------------------------------------------------
     quiet = loadgen.Quiet(threshold_pct=15.0, per_point_s=10.0, budget_s=60.0)
     for workers in plan.workers:
-        reference: dict[int, loadgen.LoadResult] = {}
+        reference: dict[tuple[str, int], loadgen.LoadResult] = {}
         measured: dict[int, loadgen.LoadResult] = {}
         with loadgen.running(start_reference(static_dir, workers, work)) as ref:
-            for connections in CONNECTIONS:
-                quiet.wait()
-                reference[connections] = loadgen.run_wrk(
-                    wrk,
-                    ref.base_url + "/file.js",
-                    connections=connections,
-                    duration_s=plan.duration_s,
-                    server_pid=ref.pid,
-                    script_dir=work,
-                )
+            for kind in ("bytes", "static"):
+                for connections in CONNECTIONS:
+                    quiet.wait()
+                    reference[kind, connections] = loadgen.run_wrk(
+                        wrk,
+                        f"{ref.base_url}/{kind}/file.js",
+                        connections=connections,
+                        duration_s=plan.duration_s,
+                        server_pid=ref.pid,
+                        script_dir=work,
+                    )
         with loadgen.running(start_assetgate(env, workers, work, f"assetgate-{workers}w")) as ours:
             url = ours.base_url + "/npm/bench-warm@1.0.0/dist/file.js"
             first = httpx.get(url, timeout=30)
@@ -258,12 +276,14 @@ def main() -> int:
                     script_dir=work,
                 )
         for connections in CONNECTIONS:
-            ours_run, ref_run = measured[connections], reference[connections]
-            ratio = ours_run.rps / ref_run.rps if ref_run.rps else 0.0
+            ours_run = measured[connections]
+            bare, static = reference["bytes", connections], reference["static", connections]
+            ratio = ours_run.rps / bare.rps if bare.rps else 0.0
             results[f"warm_{workers}w_c{connections}"] = {
                 "assetgate": ours_run.as_json(),
-                "reference": ref_run.as_json(),
-                "ratio": ratio,
+                "reference_bare_route": bare.as_json(),
+                "reference_staticfiles": static.as_json(),
+                "ratio_vs_bare_route": ratio,
             }
             ok = (
                 ours_run.rps >= TARGET_RPS
@@ -274,10 +294,12 @@ def main() -> int:
                 f"| warm 100 KB file, {workers} worker(s), c={connections} | "
                 f"{ours_run.rps:,.0f} req/s, p50 {ours_run.p50_ms:.1f} ms, "
                 f"p99 {ours_run.p99_ms:.1f} ms, {ours_run.server_cpu_ms_per_req:.2f} CPU-ms/req"
-                f" | Starlette StaticFiles: {ref_run.rps:,.0f} req/s, p99 {ref_run.p99_ms:.1f} ms,"
-                f" {ref_run.server_cpu_ms_per_req:.2f} CPU-ms/req | {ratio:.2f}× req/s"
-                f" (other load on the machine: {ours_run.foreign_cpu_pct:.0f}%)"
-                f" | ≥ 1,000 req/s, p99 ≤ 20 ms: {'met' if ok else 'NOT met'} |"
+                f" | bare Starlette route returning the bytes: {bare.rps:,.0f} req/s, "
+                f"p99 {bare.p99_ms:.1f} ms, {bare.server_cpu_ms_per_req:.2f} CPU-ms/req; "
+                f"StaticFiles: {static.rps:,.0f} req/s, p99 {static.p99_ms:.1f} ms"
+                f" | {ratio:.2f}× the bare route (other load on the machine: "
+                f"{ours_run.foreign_cpu_pct:.0f}%) | ≥ 1,000 req/s, p99 ≤ 20 ms: "
+                f"{'met' if ok else 'NOT met'} |"
             )
 
     # 2. cold first request and 3. peak RSS (one fresh server) ----------------------------------
