@@ -71,3 +71,4 @@ def test_with_version_keeps_the_file_and_folder_form() -> None:
     assert PackageAddress("a", "^1", None).with_version("1.2.3") == "/npm/a@1.2.3/"
     assert PackageAddress("@s/a", "", "x/y.js").with_version("2.0.0") == "/npm/@s/a@2.0.0/x/y.js"
     assert PackageAddress("a", "^1", "d", directory=True).with_version("1.0.0") == "/npm/a@1.0.0/d/"
+    assert PackageAddress("a", "", "x y?.js").with_version("1.0.0") == "/npm/a@1.0.0/x%20y%3F.js"

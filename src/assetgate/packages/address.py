@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Final
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 PACKAGE_NAME: Final = re.compile(
     r"(?:@[a-z0-9~-][a-z0-9._~-]*/)?[a-z0-9~-][a-z0-9._~-]*", flags=re.IGNORECASE
@@ -40,8 +40,9 @@ class PackageAddress:
 
     def with_version(self, version: str) -> str:
         """The same address pinned to ``version`` (the Location of a range/tag redirect)."""
-        tail = "/" if self.file is None else "/" + self.file + ("/" if self.directory else "")
-        return f"/npm/{self.name}@{version}{tail}"
+        file = "" if self.file is None else quote(self.file, safe="/")
+        tail = "/" if self.file is None else "/" + file + ("/" if self.directory else "")
+        return f"/npm/{self.name}@{quote(version, safe='')}{tail}"
 
 
 @dataclass(frozen=True, slots=True)
