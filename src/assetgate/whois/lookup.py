@@ -44,6 +44,7 @@ from assetgate.whois.upstream import FetchError, RefusedServer, public_address
 MAX_REFERRALS: Final = 2
 HOST_CONCURRENCY: Final = 2  # politeness: queries in flight per upstream server
 IANA_REFER_TTL_S: Final = 3 * 86400.0
+IANA_REFER_MAX_ENTRIES: Final = 4096
 _LABEL: Final = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
 _HOST: Final = re.compile(rf"{_LABEL}(?:\.{_LABEL})+")
 
@@ -201,6 +202,8 @@ class Resolver:
         else:
             found = await self._ask_iana(tld, deadline)
             self._refer[tld] = (self._now() + IANA_REFER_TTL_S, found)
+            while len(self._refer) > IANA_REFER_MAX_ENTRIES:  # made-up TLDs must not pile up
+                del self._refer[next(iter(self._refer))]
         if found is None:
             raise FetchError(f"no whois server is known for .{tld}")
         return found
