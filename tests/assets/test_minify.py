@@ -123,10 +123,18 @@ def test_js_crlf_on_the_template_path() -> None:
 
 def test_js_marker_characters_refuse_the_template_path() -> None:
     with pytest.raises(MinifyError):
-        minify_js("x = `${ `a` }` + '\ufdd0'".encode())
+        minify_js("x = `${ `a` }` + `\ufdd0`".encode())
+    assert minify_js("x = `${ `a` }` + '\ufdd0'".encode()) == "x=`${ `a` }`+'\ufdd0'".encode()
     with pytest.raises(MinifyError):
         minify_js("x = a \\u0062 + '\ufdd1'".encode())
     assert minify_js("x = '\\u0041\ufdd1'".encode()) == "x='\\u0041\ufdd1'".encode()
+
+
+def test_js_line_separator_after_a_line_comment_is_refused() -> None:
+    with pytest.raises(MinifyError):
+        minify_js("// note\u2028var kept = 1;\nvar  u = 2;".encode())
+    # in a string it is plain content
+    assert minify_js("var s = '\u2028' ;".encode()) == "var s='\u2028';".encode()
 
 
 def test_js_unlexable_template_path_refuses() -> None:

@@ -33,7 +33,7 @@ def test_safe_mode_failure_serves_the_original_with_a_note() -> None:
 
 
 def test_minifier_refusal_serves_the_original() -> None:
-    source = "x = `${ `a` }` + '\ufdd0';".encode()  # a marker character: the minifier refuses
+    source = "x = `${ `a` }` + `\ufdd0`;".encode()  # holds the placeholder: the minifier refuses
     out = render_asset(source, AssetPlan("js", "minify", "identity", vary=False), max_bytes=99)
     assert out.body == source
     assert out.unchanged

@@ -313,7 +313,7 @@ async def test_over_the_size_cap_is_served_unchanged_and_logged(
 async def test_minifier_failure_serves_the_original_and_logs_once(
     harness: Harness, caplog: pytest.LogCaptureFixture
 ) -> None:
-    source = "var x = `${ `a` }`;  // \ufdd0 makes the template guard refuse\n".encode()
+    source = "var x = `${ `a` }`;  // `\ufdd0` makes the template guard refuse\n".encode()
     harness.write("odd.js", source)
     with caplog.at_level(logging.WARNING, logger="assetgate.assets"):
         first = await harness.client.get("/odd.js?min=1", headers=NO_GZIP)
