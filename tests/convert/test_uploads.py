@@ -8,6 +8,7 @@ import zipfile
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
+import anyio
 import httpx
 import pytest
 
@@ -167,4 +168,73 @@ async def test_cap_on_file_count_counts_parts_as_they_start(
         response = await post(c, content, MULTIPART)
     assert response.status_code == 413
     assert response.json() == {"error": "images: more than 3 files in one request", "code": 413}
+    assert list(private_tmp.iterdir()) == []
+
+
+async def test_options_after_the_files_still_apply(client: httpx.AsyncClient) -> None:
+    """Files are converted as they arrive; a later option field makes them run again."""
+    tiff, png = sample("tiff").data, sample("png").data
+    first = body(part("quality", b"5"), part("images", tiff, "a.tiff"))
+    last = body(part("images", tiff, "a.tiff"), part("quality", b"5"))
+    default = body(part("images", tiff, "a.tiff"))
+    answers = [await post(client, content, MULTIPART) for content in (first, last, default)]
+    assert [a.status_code for a in answers] == [200, 200, 200]
+    assert answers[0].content == answers[1].content != answers[2].content
+    lossless_last = body(part("images", png, "a.png"), part("images", png, "b.png"))
+    lossless_last = lossless_last.replace(
+        f"--{BOUNDARY}--".encode(), part("lossless", b"1") + f"--{BOUNDARY}--".encode()
+    )
+    response = await post(client, lossless_last, MULTIPART)
+    with zipfile.ZipFile(io.BytesIO(response.content)) as archive:
+        for name in ("a.webp", "b.webp"):
+            assert b"VP8L" in archive.read(name)
+
+
+async def test_bad_option_before_the_files_is_400(client: httpx.AsyncClient) -> None:
+    content = body(part("quality", b"loud"), part("images", sample("png").data, "a.png"))
+    response = await post(client, content, MULTIPART)
+    assert response.status_code == 400
+    assert response.json()["error"] == "quality: expected an integer 0..100, got 'loud'"
+
+
+async def test_conversion_starts_before_the_body_ends(
+    client: httpx.AsyncClient, private_tmp: Path
+) -> None:
+    png = sample("png").data
+    # The first part ends where the next boundary line is seen, so that line is sent with it.
+    delimiter = f"--{BOUNDARY}\r\n".encode()
+    head = part("images", png, "a.png") + delimiter
+    tail = body(part("images", png, "b.png")).removeprefix(delimiter)
+
+    async def chunks() -> AsyncIterator[bytes]:
+        yield head
+        # Hold the rest of the body back until the first file has been converted.
+        for _ in range(500):
+            if list(private_tmp.glob("*/output-*.webp")):
+                break
+            await anyio.sleep(0.01)
+        else:
+            raise AssertionError("the first file was not converted while the body was open")
+        yield tail
+
+    response = await client.post(
+        "/api/convert", content=chunks(), headers={"content-type": MULTIPART}
+    )
+    assert response.status_code == 200
+    with zipfile.ZipFile(io.BytesIO(response.content)) as archive:
+        assert archive.namelist() == ["a.webp", "b.webp"]
+    assert list(private_tmp.iterdir()) == []
+
+
+async def test_cap_hit_after_a_conversion_started_leaves_nothing(
+    make_settings: Callable[..., Settings], private_tmp: Path
+) -> None:
+    content = body(
+        part("images", sample("bmp").data, "small.bmp"),
+        part("images", b"\xff\xd8\xff" + b"\x00" * 50_000, "big.jpg"),
+    )
+    async with app_client(make_settings(upload_max_bytes=20_000)) as c:
+        response = await post(c, content, MULTIPART)
+    assert response.status_code == 413
+    assert response.json()["error"] == "images: file 'big.jpg' exceeds 20000 bytes"
     assert list(private_tmp.iterdir()) == []

@@ -8,13 +8,15 @@ ordinary fields (``quality``, ``lossless``) are small and capped too.
 
 The parser callbacks of ``python-multipart`` run synchronously inside ``parser.write``; they only
 record what arrived, and the disk writes happen afterwards off the event loop, batched so a large
-upload costs a thread hop per mebibyte rather than per network chunk.
+upload costs a thread hop per mebibyte rather than per network chunk. Each file is announced
+(``on_upload``) as soon as its part is complete and its file closed, so the caller can start
+converting it while the rest of the body is still arriving.
 """
 
 from __future__ import annotations
 
 import codecs
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Final
@@ -51,6 +53,11 @@ class Upload:
     filename: str
     path: Path
     size: int
+    index: int  # position among the ``images`` parts of the body
+
+
+#: Called with each complete upload and the option fields received so far.
+OnUpload = Callable[[Upload, Mapping[str, str]], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +118,7 @@ class _Collector:
         self.pending: list[tuple[_Part, bytes]] = []
         self.pending_bytes = 0
         self.to_open: list[_Part] = []
+        self.finished: list[_Part] = []
         self.ended = False
 
     def callbacks(self) -> dict[str, object]:
@@ -184,6 +192,8 @@ class _Collector:
 
     def on_part_end(self) -> None:
         part = self.part
+        if part.upload_index >= 0:
+            self.finished.append(part)
         if part.kept:
             self.fields.setdefault(part.name, _decode(bytes(part.data), self.charset))
 
@@ -200,6 +210,19 @@ class _Collector:
             part.file.write(chunk)
         self.pending.clear()
         self.pending_bytes = 0
+        for part in self.finished:
+            assert part.file is not None
+            part.file.close()
+
+    def take_finished(self) -> list[Upload]:
+        """Uploads whose part ended and whose file ``flush_sync`` has closed."""
+        done = [self.upload(part) for part in self.finished]
+        self.finished.clear()
+        return done
+
+    def upload(self, part: _Part) -> Upload:
+        path = self.uploads[part.upload_index][1]
+        return Upload(part.filename or "", path, part.size, part.upload_index)
 
     def close_sync(self) -> None:
         for part, _ in self.uploads:
@@ -214,6 +237,7 @@ async def receive_uploads(
     content_length: str | None,
     limits: UploadLimits,
     directory: Path,
+    on_upload: OnUpload | None = None,
 ) -> Received:
     """Stream the body into ``directory``; 400 for a malformed body, 413 past a cap."""
     boundary = parse_boundary(content_type)
@@ -241,8 +265,9 @@ async def receive_uploads(
                 parser.write(chunk)
             except FormParserError:
                 raise malformed("malformed multipart data") from None
-            if collector.to_open or collector.pending_bytes >= FLUSH_BYTES:
+            if collector.to_open or collector.finished or collector.pending_bytes >= FLUSH_BYTES:
                 await anyio.to_thread.run_sync(collector.flush_sync)
+                announce(collector, on_upload)
         try:
             parser.finalize()
         except FormParserError:
@@ -250,11 +275,15 @@ async def receive_uploads(
         if not collector.ended:
             raise malformed("multipart data ended before its closing boundary")
         await anyio.to_thread.run_sync(collector.flush_sync)
+        announce(collector, on_upload)
     finally:
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(collector.close_sync)
-    uploads = tuple(
-        Upload(filename=part.filename or "", path=path, size=part.size)
-        for part, path in collector.uploads
-    )
+    uploads = tuple(collector.upload(part) for part, _ in collector.uploads)
     return Received(uploads=uploads, fields=collector.fields)
+
+
+def announce(collector: _Collector, on_upload: OnUpload | None) -> None:
+    for upload in collector.take_finished():
+        if on_upload is not None:
+            on_upload(upload, dict(collector.fields))

@@ -1,0 +1,165 @@
+"""Conversion jobs of one request, started while the body is still arriving.
+
+A file is queued for conversion the moment its multipart part is complete, with the options
+received so far; ``finish`` then names the final uploads and options. A job that ran with options
+that turned out different (the ``quality`` field came after the file) is run again; in the usual
+order (fields first, or no fields) nothing runs twice. So on a slow uplink the first images are
+done by the time the last one has arrived, and on loopback the upload's parse overlaps the work.
+
+Jobs start in upload order on at most ``workers`` tasks, each through the shared WorkGate, so one
+request never queues more work at the gate than there are CPU workers. After a failure, jobs of
+later files are skipped; jobs of earlier files always finish, so the error the route reports is
+the first failing file in upload order.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream
+
+from assetgate.convert.convert import Converted, DecodeLimits, inspect, to_webp
+from assetgate.convert.names import extension, has_image_extension, shown_name
+from assetgate.convert.options import ConvertOptions
+from assetgate.convert.uploads import UPLOAD_FIELD, Upload
+from assetgate.errors import AppError
+from assetgate.web.responses import new_error_id
+from assetgate.web.workgate import WorkGate
+
+log = logging.getLogger("assetgate.convert")
+
+
+@dataclass(slots=True)
+class Outcome:
+    options: ConvertOptions
+    output: Path
+    converted: Converted | None = None
+    error: AppError | None = None
+
+
+def file_error(upload: Upload, why: str, *, status: int = 500) -> AppError:
+    """An error about one upload: names the file and says why; a 500 carries an ``error_id``."""
+    message = f"{UPLOAD_FIELD}: {shown_name(upload.filename)!r} {why}"
+    error_id = new_error_id() if status >= 500 else None
+    if error_id is not None:
+        log.info("error_id=%s convert rejected an upload: %s", error_id, message)
+    return AppError(status, message, param=UPLOAD_FIELD, error_id=error_id)
+
+
+def as_file_error(upload: Upload, exc: AppError) -> AppError:
+    """An imaging-floor error about ``upload`` as §7.2 files it.
+
+    Limits keep their 413 and an overloaded gate its 503; anything that means "cannot read this
+    as an image we support" (415 unidentified, 501 codec missing, a decoder failure) is the
+    table's 500 for an unsupported image.
+    """
+    if exc.status == 413:
+        return file_error(upload, exc.message, status=413)
+    if exc.status == 503:
+        return exc
+    return file_error(upload, f"is not a supported image ({exc.message})")
+
+
+def extension_error(upload: Upload) -> AppError | None:
+    """Spec §4.3: "File extensions must correspond to an image format"."""
+    if has_image_extension(upload.filename):
+        return None
+    ext = extension(upload.filename)
+    why = f"has the extension .{ext}" if ext else "has no file extension"
+    return file_error(upload, f"{why}, which is not an image format's")
+
+
+def convert_file(
+    source: Path, filename: str, output: Path, options: ConvertOptions, limits: DecodeLimits
+) -> Converted:
+    """One job on the WorkGate: header probe, then decode and encode (sync)."""
+    return to_webp(source, output, inspect(source, filename, limits), options, limits)
+
+
+class Pipeline:
+    def __init__(self, gate: WorkGate, limits: DecodeLimits, workdir: Path) -> None:
+        self.gate = gate
+        self.limits = limits
+        self.workdir = workdir
+        self.outcomes: dict[int, Outcome] = {}
+        self.first_failure: int | None = None
+        self.final: ConvertOptions | None = None
+        self._attempt = itertools.count()
+        self._send, self._receive = anyio.create_memory_object_stream[tuple[Upload, Outcome]](
+            math.inf
+        )
+
+    async def run(self, workers: int) -> None:
+        """The worker tasks; returns once ``finish`` was called and every job is done."""
+        async with self._receive, anyio.create_task_group() as group:
+            for _ in range(max(1, workers)):
+                group.start_soon(self._worker, self._receive.clone())
+
+    def submit(self, upload: Upload, options: ConvertOptions) -> None:
+        """Queue ``upload`` (empty parts are not images and are left out)."""
+        if upload.size == 0:
+            return
+        error = extension_error(upload)
+        output = self.workdir / f"output-{next(self._attempt)}.webp"
+        outcome = Outcome(options, output, error=error)
+        self.outcomes[upload.index] = outcome
+        if error is not None:
+            self._failed(upload.index)
+            return
+        self._send.send_nowait((upload, outcome))
+
+    def finish(self, uploads: Sequence[Upload], options: ConvertOptions) -> None:
+        """The body is complete: (re)queue what is missing or ran with other options, then close."""
+        self.final = options
+        for upload in uploads:
+            outcome = self.outcomes.get(upload.index)
+            if outcome is None or (outcome.error is None and outcome.options != options):
+                self.submit(upload, options)
+        self._send.close()
+
+    def results(self, uploads: Sequence[Upload]) -> list[Outcome]:
+        """Outcomes in upload order; raises the first failure in that order."""
+        outcomes = [self.outcomes[upload.index] for upload in uploads]
+        for outcome in outcomes:
+            if outcome.error is not None:
+                raise outcome.error
+            assert outcome.converted is not None
+        return outcomes
+
+    def _failed(self, index: int) -> None:
+        if self.first_failure is None or index < self.first_failure:
+            self.first_failure = index
+
+    def _current(self, upload: Upload, outcome: Outcome) -> bool:
+        """False for a job superseded by a later submit, stale options, or after a failure."""
+        if self.outcomes.get(upload.index) is not outcome:
+            return False
+        if self.final is not None and outcome.options != self.final:
+            return False
+        return self.first_failure is None or upload.index < self.first_failure
+
+    async def _worker(self, jobs: MemoryObjectReceiveStream[tuple[Upload, Outcome]]) -> None:
+        async with jobs:
+            async for upload, outcome in jobs:
+                if not self._current(upload, outcome):
+                    continue
+                job = (upload.path, upload.filename, outcome.output, outcome.options, self.limits)
+                try:
+                    outcome.converted = await self.gate.run(convert_file, *job)
+                except AppError as exc:
+                    outcome.error = as_file_error(upload, exc)
+                    self._failed(upload.index)
+                except Exception as exc:
+                    outcome.error = file_error(upload, "could not be converted (internal error)")
+                    log.error(
+                        "error_id=%s converting an upload failed",
+                        outcome.error.error_id,
+                        exc_info=exc,
+                    )
+                    self._failed(upload.index)
