@@ -31,6 +31,7 @@ _STRING_AT: Final = re.compile(
     r"""'[^'\\\n]*+(?:\\[\s\S][^'\\\n]*+)*+'|"[^"\\\n]*+(?:\\[\s\S][^"\\\n]*+)*+\""""
 )
 _LINE_COMMENT_AT: Final = re.compile(r"//[^\n\u2028\u2029]*+")
+_LINE_COMMENT_RUN: Final = re.compile(r"//[^\n]*+(?:\n[ \t]*+//[^\n]*+)*+")
 # Template text up to the closing backtick or the next ${ (escapes and lone $ included).
 _TEMPLATE_TEXT: Final = re.compile(r"[^`\\$]*(?:(?:\\[\s\S]|\$(?!\{))[^`\\$]*)*(`|\$\{)?")
 _REGEX: Final = re.compile(
@@ -163,12 +164,12 @@ def scan(text: str, *, until: int | None = None) -> Scan:
         if first == "/":
             second = text[start + 1 : start + 2]
             if second == "/":
-                if odd_breaks:
-                    comment = _LINE_COMMENT_AT.match(text, start)
-                    assert comment is not None
-                    stop = comment.end()
-                else:
-                    stop = find("\n", start) % wrap
+                # A block of line comments (only indentation between them) in one step.
+                comment = (_LINE_COMMENT_AT if odd_breaks else _LINE_COMMENT_RUN).match(text, start)
+                assert comment is not None
+                stop = comment.end()
+                if find("sourceMappingURL", start, stop) >= 0:
+                    stop = find("\n", start) % wrap  # alone, so that it can be dropped
             elif second == "*":
                 stop = find("*/", start + 2) + 2
                 if stop < 2:

@@ -53,6 +53,10 @@ _LICENCE_TAG: Final = re.compile(rb"@(?:license|preserve)")
 _DOLLAR_BRACE: Final = re.compile(rb"\$\{")
 _ESCAPE_U: Final = re.compile(rb"\\u")
 _EMPTY_VALUE: Final = re.compile(rb":[;}]")
+# A string up to its closing quote, a line break or the end (the CSS tokenizer's bad-string rule).
+_CSS_STRING_AT: Final = re.compile(
+    rb""""[^"\\\n]*+(?:\\[\s\S][^"\\\n]*+)*+\"?|'[^'\\\n]*+(?:\\[\s\S][^'\\\n]*+)*+'?"""
+)
 _WORD_BYTES: Final = frozenset(
     b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$"
 ) | frozenset(range(0x80, 0x100))
@@ -140,10 +144,9 @@ def _css_opaque_spans(css: bytes) -> list[tuple[int, int]]:
             stop = css.find(b"*/", start + 2)
             stop = end if stop < 0 else stop + 2
         else:
-            stop = start + 1
-            while stop < end and css[stop] != css[start] and css[stop] != 0x0A:
-                stop += 2 if css[stop] == 0x5C else 1  # a backslash escapes the next byte
-            stop = min(stop + 1, end)
+            string = _CSS_STRING_AT.match(css, start)
+            assert string is not None  # the quote itself always matches
+            stop = string.end()
         spans.append((start, stop))
         pos = stop
 
