@@ -8,6 +8,7 @@ match a range that names a prerelease (npm's rule, implemented by ``semantic_ver
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -41,6 +42,7 @@ def _version(text: str) -> Version | None:
         return None
 
 
+@functools.lru_cache(maxsize=4096)
 def is_exact(spec: str) -> bool:
     """A full semver version (``1.2.3``, ``1.0.0-beta.1``): the URL is already pinned."""
     parsed = _version(spec)
