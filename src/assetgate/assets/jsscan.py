@@ -149,6 +149,19 @@ def scan(text: str, *, until: int | None = None) -> Scan:
             next_tick = find("`", pos) % wrap
         if next_slash < pos:
             next_slash = find("/", pos) % wrap
+        if not depths:
+            # Strings on the lines before the next backtick or slash cannot hide one (there is
+            # none in between) nor span a line (unless continued with a backslash), so those lines
+            # are skipped whole instead of string by string.
+            nearest = next_tick if next_tick < next_slash else next_slash
+            if next_single < nearest or next_double < nearest:
+                line_start = text.rfind("\n", pos, nearest) + 1
+                if line_start > pos and find("\\\n", pos, line_start) < 0:
+                    pos = line_start
+                    if next_single < pos:
+                        next_single = find("'", pos) % wrap
+                    if next_double < pos:
+                        next_double = find('"', pos) % wrap
         # The smallest of them, by hand: min() costs more than the rest of this block.
         start = next_single if next_single < next_double else next_double
         if next_tick < start:
