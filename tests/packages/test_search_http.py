@@ -232,3 +232,17 @@ async def test_answers_are_cached_but_ready_is_fresh(
     second = (await npm.get("/npm/search", params={"q": "TINY"})).json()
     assert upstream.hits["/-/v1/search"] == hits_before  # served from the answer cache
     assert [r["ready"] for r in second["results"]] == [True, True]
+
+
+async def test_registry_comes_from_npm_config_registry_when_not_set(
+    pkg_settings: Callable[..., Settings],
+    registry: Registry,
+    upstream: FakeUpstream,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    registry.add_search("from-env", "1.0.0", "found through npm_config_registry")
+    monkeypatch.delenv("ASSETGATE_NPM_REGISTRY", raising=False)
+    monkeypatch.setenv("npm_config_registry", upstream.url)
+    async with app_client(pkg_settings(npm_registry=None)) as client:
+        body = (await client.get("/npm/search", params={"q": "from-env"})).json()
+    assert [r["name"] for r in body["results"]] == ["from-env"]
