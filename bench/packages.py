@@ -244,7 +244,7 @@ def main() -> int:
     rows: list[str] = []
 
     # 1. warm serving ---------------------------------------------------------------------------
-    quiet = loadgen.Quiet(threshold_pct=15.0, per_point_s=10.0, budget_s=60.0)
+    quiet = loadgen.Quiet(threshold_pct=15.0, per_point_s=20.0, budget_s=180.0)
     for workers in plan.workers:
         reference: dict[tuple[str, int], loadgen.LoadResult] = {}
         measured: dict[int, loadgen.LoadResult] = {}
