@@ -167,7 +167,7 @@ async def test_misses_are_404_with_a_short_cache(npm: httpx.AsyncClient, demo: b
         "/npm/demo@^9/",
         "/npm/nosuchpkg@1.0.0/",
         "/npm/demo@1.0.0/%2e%2e/%2e%2e/etc/passwd",
-        "/npm/demo@1.0.0/dist/",
+        "/npm/demo@1.0.0/nothing-here/",
         "/npm/.bad@1.0.0/",
     ]:
         response = await npm.get(url)
@@ -393,3 +393,19 @@ async def test_packument_json_is_not_trusted_blindly(
     response = await npm.get("/npm/weird@^1/")
     assert response.status_code == 502
     assert response.json()["code"] == 502
+
+
+async def test_folder_below_the_root_is_an_escaped_html_list(
+    npm: httpx.AsyncClient, registry: Registry
+) -> None:
+    registry.publish("folder", "1.0.0", {"dist/a.js": b"a", "dist/<b>&.js": b"b", "c.js": b"c"})
+    response = await npm.get("/npm/folder@1.0.0/dist/")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/html; charset=utf-8"
+    assert "script-src" not in response.headers["content-security-policy"]
+    assert "default-src 'none'" in response.headers["content-security-policy"]
+    text = response.text
+    assert '<a href="/npm/folder@1.0.0/dist/a.js">a.js</a>' in text
+    assert "&lt;b&gt;&amp;.js" in text
+    assert "<b>" not in text
+    assert "c.js" not in text

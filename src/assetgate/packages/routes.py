@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import html
 import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -258,7 +259,7 @@ async def _package(request: Request, address: PackageAddress) -> Response:
         if "meta" in query:
             return _listing(request, state, name, version, address.file or "")
         if address.directory:
-            raise AppError.not_found()
+            return _folder_page(request, state, name, version, address.file or "")
         if row.default_path is None:
             raise AppError.not_found("no default file")
         pinned = f"/npm/{name}@{version}/{quote(row.default_path, safe='/')}"
@@ -327,6 +328,33 @@ def _listing(
     if request.method == "HEAD":
         response.body = b""
     return response
+
+
+def _folder_page(
+    request: Request, state: PackagesState, name: str, version: str, folder: str
+) -> Response:
+    """A folder below the version root as a plain HTML list (names escaped, no script at all)."""
+    prefix = folder.strip("/") + "/"
+    rows = [row for row in state.store.files("npm", name, version) if row.path.startswith(prefix)]
+    if not rows:
+        raise AppError.not_found()
+    base = f"/npm/{name}@{version}/"
+    items = "\n".join(
+        f'<li><a href="{html.escape(base + quote(row.path, safe="/"))}">'
+        f"{html.escape(row.path.removeprefix(prefix))}</a> {row.size:,} bytes</li>"
+        for row in rows
+    )
+    title = html.escape(f"{name}@{version}/{prefix}")
+    body = (
+        f'<!doctype html><html lang="en"><meta charset="utf-8"><title>{title}</title>'
+        f"<h1>{title}</h1><ul>{items}</ul></html>"
+    ).encode()
+    headers = {
+        **CROSS_ORIGIN,
+        "Cache-Control": PINNED_CACHE,
+        "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
+    }
+    return Response(_body(request, body), media_type="text/html; charset=utf-8", headers=headers)
 
 
 async def _file_response(
