@@ -8,8 +8,6 @@ Everything under ``/npm/`` belongs to this part: a miss is this part's 404, with
 from __future__ import annotations
 
 import asyncio
-import functools
-import html
 import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -27,7 +25,16 @@ from starlette.routing import Route
 from assetgate.assets.respond import asset_response
 from assetgate.errors import AppError
 from assetgate.packages.address import LibraryAddress, PackageAddress, parse_address
-from assetgate.packages.integrity import make_content_digest, make_sri
+from assetgate.packages.bodies import (
+    CROSS_ORIGIN,
+    FOLDER_CSP,
+    PINNED_CACHE,
+    make_folder_html,
+    make_listing,
+    make_sri_body,
+    pinned_headers,
+    pinned_raw_headers,
+)
 from assetgate.packages.mediatypes import media_type
 from assetgate.packages.openapi import OPENAPI
 from assetgate.packages.query import parse_search_query
@@ -39,24 +46,15 @@ from assetgate.packages.versions import is_exact
 from assetgate.resources import Part, Resources, part_state, resources
 from assetgate.web.caching import is_not_modified, make_etag
 
-PINNED_CACHE: Final = "public, max-age=31536000, immutable"
 ALIAS_CACHE: Final = "public, max-age=300"
 DEFAULT_FILE_CACHE: Final = "public, max-age=86400"
 MISS_CACHE: Final = "public, max-age=60"
 SEARCH_CACHE: Final = "public, max-age=60"
 PAGE_CACHE: Final = "public, max-age=300"
-SANDBOX_CSP: Final = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
 PAGE_CSP: Final = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
     "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
-CROSS_ORIGIN: Final[Mapping[str, str]] = {
-    "Access-Control-Allow-Origin": "*",
-    "Access-Control-Expose-Headers": "*",
-    "Cross-Origin-Resource-Policy": "cross-origin",
-    "Timing-Allow-Origin": "*",
-    "X-Content-Type-Options": "nosniff",
-}
 READ_METHODS: Final = ("GET", "HEAD", "OPTIONS")
 INLINE_MAX_BYTES: Final = 1024 * 1024
 ASSET_QUERY: Final = ("min", "compress", "safe")
@@ -293,41 +291,31 @@ async def _library_file(request: Request, address: LibraryAddress) -> Response:
     return await _serve(request, state, ("lib", address.name, address.version), address.file)
 
 
-def _sri(request: Request, pinned: str, found: FileRow) -> Response:
-    integrity = make_sri("sha512", bytes.fromhex(found.sha512))
-    body = {"url": pinned, "integrity": integrity, "size": found.size}
-    response = JSONResponse(body, headers={**CROSS_ORIGIN, "Cache-Control": PINNED_CACHE})
+def _json(request: Request, body: object, headers: Mapping[str, str]) -> Response:
+    response = JSONResponse(body, headers=dict(headers))
     if request.method == "HEAD":
         response.body = b""
     return response
+
+
+def _sri(request: Request, pinned: str, found: FileRow) -> Response:
+    headers = {**CROSS_ORIGIN, "Cache-Control": PINNED_CACHE}
+    return _json(request, make_sri_body(pinned, found), headers)
+
+
+def _folder_rows(state: PackagesState, name: str, version: str, prefix: str) -> list[FileRow]:
+    rows = [row for row in state.store.files("npm", name, version) if row.path.startswith(prefix)]
+    if not rows:
+        raise AppError.not_found()
+    return rows
 
 
 def _listing(
     request: Request, state: PackagesState, name: str, version: str, folder: str
 ) -> Response:
     prefix = folder.strip("/") + "/" if folder.strip("/") else ""
-    rows = [row for row in state.store.files("npm", name, version) if row.path.startswith(prefix)]
-    if not rows:
-        raise AppError.not_found()
-    body = {
-        "package": name,
-        "version": version,
-        "prefix": "/" + prefix,
-        "files": [
-            {
-                "path": "/" + row.path,
-                "size": row.size,
-                "type": media_type(row.path),
-                "integrity": make_sri("sha512", bytes.fromhex(row.sha512)),
-                "sha256": row.sha256,
-            }
-            for row in rows
-        ],
-    }
-    response = JSONResponse(body, headers={**CROSS_ORIGIN, "Cache-Control": PINNED_CACHE})
-    if request.method == "HEAD":
-        response.body = b""
-    return response
+    body = make_listing(name, version, prefix, _folder_rows(state, name, version, prefix))
+    return _json(request, body, {**CROSS_ORIGIN, "Cache-Control": PINNED_CACHE})
 
 
 def _folder_page(
@@ -335,25 +323,8 @@ def _folder_page(
 ) -> Response:
     """A folder below the version root as a plain HTML list (names escaped, no script at all)."""
     prefix = folder.strip("/") + "/"
-    rows = [row for row in state.store.files("npm", name, version) if row.path.startswith(prefix)]
-    if not rows:
-        raise AppError.not_found()
-    base = f"/npm/{name}@{version}/"
-    items = "\n".join(
-        f'<li><a href="{html.escape(base + quote(row.path, safe="/"))}">'
-        f"{html.escape(row.path.removeprefix(prefix))}</a> {row.size:,} bytes</li>"
-        for row in rows
-    )
-    title = html.escape(f"{name}@{version}/{prefix}")
-    body = (
-        f'<!doctype html><html lang="en"><meta charset="utf-8"><title>{title}</title>'
-        f"<h1>{title}</h1><ul>{items}</ul></html>"
-    ).encode()
-    headers = {
-        **CROSS_ORIGIN,
-        "Cache-Control": PINNED_CACHE,
-        "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
-    }
+    body = make_folder_html(name, version, prefix, _folder_rows(state, name, version, prefix))
+    headers = {**CROSS_ORIGIN, "Cache-Control": PINNED_CACHE, "Content-Security-Policy": FOLDER_CSP}
     return Response(_body(request, body), media_type="text/html; charset=utf-8", headers=headers)
 
 
@@ -368,7 +339,7 @@ async def _file_response(
         raise _Vanished
     if state.store.touch(key):
         asyncio.get_running_loop().run_in_executor(None, state.store.flush_touches)
-    headers = _pinned_headers(found)
+    headers = pinned_headers(found)
     if request.scope["query_string"]:
         query = request.query_params
         if any(name in query for name in ASSET_QUERY) and blob.suffix in (".css", ".js", ".mjs"):
@@ -393,36 +364,8 @@ async def _file_response(
     if found.size > INLINE_MAX_BYTES or "range" in request_headers:
         return FileResponse(blob, media_type=media_type(found.path), headers=headers)
     response = Response(b"" if request.method == "HEAD" else _read(blob))
-    response.raw_headers = list(_pinned_raw_headers(found))
+    response.raw_headers = list(pinned_raw_headers(found))
     return response
-
-
-@functools.lru_cache(maxsize=4096)
-def _pinned_header_items(found: FileRow) -> tuple[tuple[str, str], ...]:
-    """Every header of a pinned file depends only on its index row: computed once per file."""
-    return (
-        *CROSS_ORIGIN.items(),
-        ("Cache-Control", PINNED_CACHE),
-        ("ETag", f'"{found.sha256}"'),
-        ("Content-Digest", make_content_digest(found.sha256)),
-        ("Content-Security-Policy", SANDBOX_CSP),
-        ("Accept-Ranges", "bytes"),
-    )
-
-
-def _pinned_headers(found: FileRow) -> dict[str, str]:
-    return dict(_pinned_header_items(found))
-
-
-@functools.lru_cache(maxsize=4096)
-def _pinned_raw_headers(found: FileRow) -> tuple[tuple[bytes, bytes], ...]:
-    """The full header block of a 200 from memory, pre-encoded (the warm path's hot spot)."""
-    items = (
-        *_pinned_header_items(found),
-        ("Content-Type", media_type(found.path)),
-        ("Content-Length", str(found.size)),
-    )
-    return tuple((k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in items)
 
 
 class _Vanished(Exception):
