@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -212,6 +213,7 @@ def vm_hwm_bytes(pid: int) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--keep", action="store_true", help="keep the work folder (logs, store)")
     args = parser.parse_args()
     plan = Plan(duration_s=3, cold_versions=5, workers=(1,)) if args.quick else Plan(8, 15, (1, 2))
     wrk = loadgen.ensure_wrk()
@@ -370,6 +372,8 @@ def main() -> int:
         client.close()
         direct.close()
     upstream.stop()
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
 
     print(json.dumps(results, indent=2))
     print()
