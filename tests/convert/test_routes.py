@@ -337,3 +337,12 @@ async def test_head_is_405_without_body(convert_client: httpx.AsyncClient) -> No
     assert response.status_code == 405
     assert response.headers["allow"] == "POST"
     assert response.content == b""
+
+
+async def test_openapi_documents_the_interface(convert_client: httpx.AsyncClient) -> None:
+    document = (await convert_client.get("/openapi.json")).json()
+    operation = document["paths"]["/api/convert"]["post"]
+    assert set(operation["responses"]) >= {"200", "400", "413", "429", "500"}
+    schema = operation["requestBody"]["content"]["multipart/form-data"]["schema"]
+    assert schema["required"] == ["images"]
+    assert set(schema["properties"]) == {"images", "quality", "lossless"}

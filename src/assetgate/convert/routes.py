@@ -13,7 +13,6 @@ Every answer after the budget was charged carries the RateLimit fields, errors i
 
 from __future__ import annotations
 
-import logging
 import shutil
 import tempfile
 from collections.abc import AsyncIterator, Mapping
@@ -37,8 +36,6 @@ from assetgate.convert.uploads import UPLOAD_FIELD, Upload, UploadLimits, receiv
 from assetgate.errors import AppError
 from assetgate.resources import Part, Resources, resources, spend_budget
 from assetgate.web.responses import internal_error
-
-log = logging.getLogger("assetgate.convert")
 
 PART_NAME: Final = "convert"
 ARCHIVE_NAME: Final = "images.zip"
