@@ -13,8 +13,9 @@ document root. Three cases, each resized to width 800 at quality 85:
 The same work is measured three ways in the same run, so the ratios hold on a noisy shared
 machine even when the absolute numbers move:
 
-* raw pyvips in a plain Python process (``thumbnail`` + save with the service's encoder
-  settings), 1 thread, N threads and N processes, N = cores: the physical ceiling;
+* raw pyvips in a plain Python process (the service's decode: ``thumbnail``, or for JPEG with
+  the default ASSETGATE_FAST_SHRINK a DCT-scaled load + ``thumbnail_image``; then a save with the
+  service's encoder settings), 1 thread, N threads and N processes, N = cores: the ceiling;
 * ``assetgate serve`` on loopback with ``--workers 1`` and ``--workers N`` (``--process-per-core``
   adds N workers with one render thread each);
 * thumbor (installed by this script into ``bench/.work/thumbor-venv``) with 1 and N processes.
@@ -217,6 +218,7 @@ def service_defaults() -> dict[str, int]:
     return {
         "webp_effort": int(fields["webp_effort"].default),
         "vips_concurrency": int(fields["vips_concurrency"].default),
+        "fast_shrink": int(bool(fields["fast_shrink"].default)),
         "quality": QUALITY,
     }
 
@@ -245,8 +247,16 @@ def raw_worker(args: argparse.Namespace) -> None:
     path = str(Path(args.raw_root) / case.source)
     suffix, options = encoder_options(case.output, defaults)
 
+    factor = pyvips.Image.new_from_file(path).width / TARGET_WIDTH
+    shrink = next((s for s in (8, 4, 2) if factor >= s), 1)
+    fast = bool(defaults["fast_shrink"]) and path.endswith(".jpg") and shrink > 1
+
     def render() -> int:
-        image = pyvips.Image.thumbnail(path, TARGET_WIDTH)
+        if fast:  # the service's JPEG path: decode at the largest DCT scale covering the target
+            image = pyvips.Image.new_from_file(path, shrink=shrink, access="sequential")
+            image = image.autorot().thumbnail_image(TARGET_WIDTH)
+        else:
+            image = pyvips.Image.thumbnail(path, TARGET_WIDTH)
         return len(image.write_to_buffer(suffix, **options))
 
     out_bytes = render()

@@ -51,6 +51,7 @@ class Settings(BaseSettings):
     webp_effort: int = Field(default=2, ge=0, le=6)
     avif_effort: int = Field(default=2, ge=0, le=9)
     vips_concurrency: int = Field(default=1, ge=1)
+    fast_shrink: bool = True
     asset_max_bytes: int = Field(default=8 * 1024 * 1024, ge=1)
     asset_cache_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
 

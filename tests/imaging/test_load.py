@@ -9,8 +9,8 @@ import pytest
 
 from assetgate.errors import AppError
 from assetgate.imaging.encode import encode
-from assetgate.imaging.formats import InputFormat, sniff
-from assetgate.imaging.load import decoding, open_image, probe
+from assetgate.imaging.formats import InputFormat, SourceInfo, sniff
+from assetgate.imaging.load import _jpeg_shrink, decoding, open_image, probe
 from tests.imaging import factory as make
 
 MP50 = 50_000_000
@@ -55,19 +55,60 @@ def test_grey_pnm(build: Callable[[], bytes]) -> None:
     assert (image.width, image.height, image.bands, image.interpretation) == (64, 48, 1, "b-w")
 
 
+@pytest.mark.parametrize("fast_shrink", [False, True])
 @pytest.mark.parametrize("orientation", range(1, 9))
-def test_exif_orientation_is_applied(orientation: int) -> None:
+def test_exif_orientation_is_applied(orientation: int, fast_shrink: bool) -> None:
     data = make.oriented_jpeg(orientation)
     info = probe(data, "jpeg", max_pixels=MP50)
     assert (info.width, info.height, info.orientation) == (64, 48, orientation)
-    for size in (None, (32, 24)):
-        image = open_image(data, "jpeg", max_pixels=MP50, size=size)
-        scale = 1 if size is None else 2
+    for size in (None, (32, 24), (16, 12)):
+        image = open_image(data, "jpeg", max_pixels=MP50, size=size, fast_shrink=fast_shrink)
+        scale = 1 if size is None else 64 // size[0]
         assert (image.width, image.height) == (64 // scale, 48 // scale)
         assert near(image(4 // scale, 4 // scale), make.RED), orientation
         assert near(image(60 // scale, 4 // scale), make.GREEN), orientation
         assert near(image(4 // scale, 44 // scale), make.BLUE), orientation
         assert not image.get_typeof("orientation") or image.get("orientation") == 1
+
+
+@pytest.mark.parametrize(
+    ("width", "height", "size", "shrink"),
+    [
+        (4000, 3000, (800, 600), 4),  # 5x: libvips' thumbnail would decode at 1/2
+        (4000, 3000, (2000, 1500), 2),
+        (4000, 3000, (2001, 1500), 1),  # 1/2 would not cover the width
+        (4000, 3000, (500, 375), 8),
+        (4000, 3000, (100, 75), 8),  # libjpeg scales down to 1/8 at most
+        (3000, 4000, (750, 1000), 4),
+        (100, 100, (100, 100), 1),
+    ],
+)
+def test_jpeg_shrink_is_the_largest_dct_scale_covering_the_target(
+    width: int, height: int, size: tuple[int, int], shrink: int
+) -> None:
+    info = SourceInfo(width, height, 1, False, "jpeg", 1)
+    assert _jpeg_shrink(info, size) == shrink
+
+
+def test_fast_shrink_looks_like_the_quality_path() -> None:
+    data = make.noise_jpeg(800, 600)
+    fast = open_image(data, "jpeg", max_pixels=MP50, size=(190, 143), fast_shrink=True)
+    slow = open_image(data, "jpeg", max_pixels=MP50, size=(190, 143))
+    assert (fast.width, fast.height) == (slow.width, slow.height) == (190, 143)
+    difference = (fast - slow).abs()
+    assert 0 < difference.avg() < 8  # differs (the DCT-scaled decode ran); noise is the worst case
+
+
+@pytest.mark.parametrize("fast_shrink", [False, True])
+def test_shrunk_cmyk_jpeg_becomes_correct_srgb(fast_shrink: bool) -> None:
+    image = open_image(
+        make.cmyk_jpeg(), "jpeg", max_pixels=MP50, size=(10, 7), fast_shrink=fast_shrink
+    )
+    assert (image.width, image.height, image.bands, image.interpretation) == (10, 7, 3, "srgb")
+    red, green, blue = image(5, 3)
+    assert red < 90
+    assert green > 120
+    assert blue > 180
 
 
 def test_cmyk_jpeg_becomes_correct_srgb() -> None:
@@ -170,7 +211,7 @@ def test_header_bombs_are_413_before_decoding(
         (lambda: make.heic(300, 200), "heif"),
     ],
 )
-@pytest.mark.parametrize("size", [None, (60, 40)])
+@pytest.mark.parametrize("size", [None, (60, 40), (30, 20)])
 def test_truncated_data_is_415_not_a_grey_image(
     build: Callable[[], bytes], fmt: InputFormat, size: tuple[int, int] | None
 ) -> None:
@@ -178,7 +219,9 @@ def test_truncated_data_is_415_not_a_grey_image(
 
     def decode_all() -> None:
         with decoding():
-            image = open_image(data, fmt, max_pixels=MP50, animated=True, size=size)
+            image = open_image(
+                data, fmt, max_pixels=MP50, animated=True, size=size, fast_shrink=True
+            )
             encode(image, "png")
 
     with pytest.raises(AppError) as caught:

@@ -7,6 +7,8 @@ import os
 import httpx
 import pytest
 
+from tests.imaging import factory as make
+
 pytestmark = pytest.mark.anyio
 
 OLD = {"accept": "image/jpeg,*/*"}
@@ -128,3 +130,20 @@ async def test_cache_control_is_configurable(custom_client: object) -> None:
     async with custom_client(cache_control="public, max-age=60") as client:  # type: ignore[operator]
         response = await client.get("/photo.jpg?w=10")
         assert response.headers["cache-control"] == "public, max-age=60"
+
+
+async def test_shrink_mode_is_part_of_the_etag(
+    opt: httpx.AsyncClient, custom_client: object
+) -> None:
+    """ASSETGATE_FAST_SHRINK changes JPEG bytes, so it must change the ETag too."""
+    url = "/photo.jpg?w=190&format=png"
+    fast = await opt.get(url)
+    async with custom_client(fast_shrink=False) as client:  # type: ignore[operator]
+        slow = await client.get(url)
+    assert fast.status_code == slow.status_code == 200
+    assert fast.headers["etag"] != slow.headers["etag"]
+    assert fast.content != slow.content
+    fast_image, slow_image = (make.decode(r.content) for r in (fast, slow))
+    assert (
+        (fast_image.width, fast_image.height) == (slow_image.width, slow_image.height) == (190, 142)
+    )

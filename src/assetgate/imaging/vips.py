@@ -15,7 +15,7 @@ import pyvips
 from assetgate.settings import Settings
 
 #: Bumped when assetgate's own image pipeline changes its output for the same request.
-PIPELINE_VERSION = 1
+PIPELINE_VERSION = 2
 
 
 def configure(settings: Settings) -> None:

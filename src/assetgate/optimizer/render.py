@@ -41,6 +41,7 @@ class Job:
     disabled: Collection[str] = ()
     webp_effort: int = 2
     avif_effort: int = 2
+    fast_shrink: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +79,7 @@ def process(job: Job) -> Outcome:
             max_frames=job.limits.max_frames,
             size=plan.load_size,
             info=info,
+            fast_shrink=job.fast_shrink,
         )
         body = encode(run(image, plan), output, quality=plan.quality, effort=_effort(job, plan))
     if (

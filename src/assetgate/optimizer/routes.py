@@ -56,7 +56,8 @@ class OptimizerState:
 async def lifespan(res: Resources) -> AsyncIterator[OptimizerState]:
     settings = res.settings
     yield OptimizerState(
-        engine=engine_version(),
+        # The shrink mode changes JPEG output bytes, so it is part of every image ETag.
+        engine=engine_version() + ("/fast-shrink" if settings.fast_shrink else ""),
         limits=Limits(
             max_input_pixels=settings.max_input_pixels,
             max_upscale_pixels=settings.max_upscale_pixels,
@@ -151,6 +152,7 @@ def _job(
         disabled=state.disabled,
         webp_effort=res.settings.webp_effort,
         avif_effort=res.settings.avif_effort,
+        fast_shrink=res.settings.fast_shrink,
     )
 
 
