@@ -44,6 +44,7 @@ def create_app(settings: Settings) -> Starlette:
                 httpx.AsyncClient(timeout=settings.upstream_timeout_s, follow_redirects=False)
             )
             res = Resources.build(settings, http)
+            stack.callback(res.gate.close)
             state: dict[str, object] = {"resources": res}
             for part in PARTS:
                 state[part.name] = await stack.enter_async_context(part.lifespan(res))

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import threading
 
 import anyio
@@ -39,3 +40,50 @@ async def test_overflow_beyond_the_queue_is_503_with_retry_after() -> None:
         assert caught.value.headers["Retry-After"] == "1"
         release.set()
     assert outcomes == [True, True]
+
+
+async def test_a_queued_job_starts_while_the_event_loop_is_busy() -> None:
+    """The next job is taken by the freed thread itself, not after a turn of the event loop."""
+    gate = WorkGate(workers=1, queue=1)
+    release = threading.Event()
+    second_started = threading.Event()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(gate.run, release.wait, 5)
+        tg.start_soon(gate.run, second_started.set)
+        await anyio.sleep(0.05)
+        release.set()
+        # Blocks the event loop on purpose: only the pool's thread can start the second job now.
+        assert second_started.wait(5)
+
+
+async def test_a_waiting_job_whose_request_went_away_never_runs() -> None:
+    gate = WorkGate(workers=1, queue=1)
+    release = threading.Event()
+    ran: list[str] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(gate.run, release.wait, 5)
+        await anyio.sleep(0.05)
+        with anyio.move_on_after(0.05):
+            await gate.run(ran.append, "abandoned")
+        release.set()
+    # Its place in the queue was given back: two more fit again (one running, one waiting).
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(gate.run, ran.append, "a")
+        tg.start_soon(gate.run, ran.append, "b")
+    assert sorted(ran) == ["a", "b"]
+
+
+async def test_close_drops_waiting_jobs() -> None:
+    gate = WorkGate(workers=1, queue=2)
+    release = threading.Event()
+    ran: list[str] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(gate.run, release.wait, 5)
+        await anyio.sleep(0.05)
+        waiting = asyncio.ensure_future(gate.run(ran.append, "waiting"))
+        await anyio.sleep(0.05)
+        gate.close()
+        release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert ran == []
