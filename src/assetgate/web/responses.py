@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from typing import Final
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -51,10 +52,31 @@ async def on_app_error(request: Request, exc: Exception) -> Response:
     return error_response(exc, head=request.method == "HEAD")
 
 
+_METHOD_ORDER: Final = (
+    "GET",
+    "HEAD",
+    "POST",
+    "PUT",
+    "PATCH",
+    "DELETE",
+    "OPTIONS",
+    "CONNECT",
+    "TRACE",
+)
+
+
+def _method_rank(method: str) -> tuple[int, str]:
+    return (_METHOD_ORDER.index(method) if method in _METHOD_ORDER else len(_METHOD_ORDER), method)
+
+
 async def on_http_exception(request: Request, exc: Exception) -> Response:
     """Starlette's own 404/405 (no route, wrong method) get the same JSON shape."""
     assert isinstance(exc, HTTPException)
-    app_error = AppError(exc.status_code, str(exc.detail).lower(), headers=exc.headers)
+    headers = dict(exc.headers or {})
+    if "Allow" in headers:  # Starlette joins a set: the order changed with the hash seed
+        allowed = {method.strip() for method in headers["Allow"].split(",")}
+        headers["Allow"] = ", ".join(sorted(allowed, key=_method_rank))
+    app_error = AppError(exc.status_code, str(exc.detail).lower(), headers=headers or None)
     return error_response(app_error, head=request.method == "HEAD")
 
 
