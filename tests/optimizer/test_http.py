@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
+from PIL import Image
 
 from assetgate.app import create_app
 from assetgate.imaging.formats import sniff
@@ -272,19 +274,38 @@ async def test_never_bigger_for_a_pure_reencode(opt: httpx.AsyncClient, docroot:
     assert resized.headers["x-compression-ratio"].startswith("-")
 
 
+def _bilevel_noise_png(side: int = 64) -> bytes:
+    """A 1-bit noise PNG: tiny as PNG, large as any lossy re-encode."""
+    noise = Image.frombytes("1", (side, side), random.Random(7).randbytes(side * side // 8))
+    return make.pillow_bytes(noise, "PNG")
+
+
 async def test_never_bigger_respects_an_explicit_format(
-    opt: httpx.AsyncClient, files: dict[str, bytes]
+    opt: httpx.AsyncClient, docroot: Any
 ) -> None:
-    explicit = await opt.get("/palette.png?format=webp&quality=100", headers=WEBP)
+    source = _bilevel_noise_png()
+    (docroot / "dots.png").write_bytes(source)
+    explicit = await opt.get("/dots.png?format=webp&quality=100", headers=WEBP)
     assert explicit.headers["x-output-format"] == "webp"
-    negotiated = await opt.get("/palette.png?quality=100", headers=WEBP)
-    if len(explicit.content) > len(files["palette.png"]):
-        assert negotiated.content == files["palette.png"]
-        assert negotiated.headers["x-output-format"] == "png"
-        assert negotiated.headers["x-optimizer-status"] == "passthrough"
-        assert negotiated.headers["vary"] == "Accept"
-    else:  # pragma: no cover - depends on the encoder
-        assert negotiated.headers["x-output-format"] == "webp"
+    assert len(explicit.content) > len(source)  # asked for WebP: gets WebP, even bigger
+    negotiated = await opt.get("/dots.png?quality=100", headers=WEBP)
+    assert negotiated.content == source
+    assert negotiated.headers["x-output-format"] == "png"
+    assert negotiated.headers["x-optimizer-status"] == "passthrough"
+    assert negotiated.headers["vary"] == "Accept"
+
+
+async def test_never_bigger_for_a_webp_source_and_a_client_without_webp(
+    opt: httpx.AsyncClient, docroot: Any
+) -> None:
+    """The answer is WebP either way (the source's format), so the smaller original wins."""
+    source = make.pillow_bytes(make.quadrants(64, 48), "WEBP", quality=5)
+    (docroot / "tiny.webp").write_bytes(source)
+    response = await opt.get("/tiny.webp?q=100", headers=OLD)
+    assert response.status_code == 200
+    assert response.headers["x-output-format"] == "webp"
+    assert response.headers["x-optimizer-status"] == "passthrough"
+    assert response.content == source
 
 
 # --- HEAD, OPTIONS, 405 ---------------------------------------------------------------------
@@ -335,7 +356,7 @@ async def test_other_methods_are_405(opt: httpx.AsyncClient, method: str, url: s
         ("/?width=10", "file"),
         ("/?file=", "file"),
         ("/photo.jpg?width=0", "width"),
-        ("/photo.jpg?w=50001", "width"),
+        ("/photo.jpg?w=50001", "w"),
         ("/?file=photo.jpg&height=x", "height"),
         ("/photo.jpg?rotate=45", "rotate"),
         ("/photo.jpg?format=bmp", "format"),

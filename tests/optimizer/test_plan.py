@@ -233,19 +233,25 @@ def test_passthrough_only_when_nothing_changes() -> None:
 
 
 @pytest.mark.parametrize(
-    ("requested", "source", "accept", "expected"),
+    ("requested", "source", "accept", "output", "expected"),
     [
-        (None, "jpeg", None, True),
-        (None, "png", "image/webp", True),
-        (None, "webp", "image/webp,*/*", True),
-        (None, "webp", "*/*", False),
-        (None, "avif", "image/avif", True),
-        (None, "bmp", "*/*", False),
-        ("jpeg", "jpeg", None, True),
-        ("webp", "jpeg", "image/webp", False),  # asked for WebP explicitly
+        (None, "jpeg", None, "jpeg", True),
+        (None, "png", "image/webp", "webp", True),
+        (None, "webp", "image/webp,*/*", "webp", True),
+        (None, "webp", "*/*", "webp", True),  # answered as WebP anyway
+        (None, "avif", "image/avif,image/webp", "webp", True),
+        (None, "avif", "image/webp", "webp", False),  # the client named WebP, not AVIF
+        (None, "avif", "*/*", "avif", True),
+        (None, "bmp", "*/*", "jpeg", False),
+        ("jpeg", "jpeg", None, "jpeg", True),
+        ("webp", "jpeg", "image/webp", "webp", False),  # asked for WebP explicitly
     ],
 )
 def test_may_serve_source(
-    requested: OutputFormat | None, source: InputFormat, accept: str | None, expected: bool
+    requested: OutputFormat | None,
+    source: InputFormat,
+    accept: str | None,
+    output: OutputFormat,
+    expected: bool,
 ) -> None:
-    assert may_serve_source(requested, source, accept) is expected
+    assert may_serve_source(requested, source, accept, output) is expected

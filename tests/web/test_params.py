@@ -46,3 +46,15 @@ def test_read_str_required_and_length() -> None:
     with pytest.raises(AppError, match=r"q: expected 2\.\.80 characters"):
         read_str({"q": "a"}, "q", min_len=2, max_len=80)
     assert read_str({"q": "react"}, "q", min_len=2, max_len=80) == "react"
+
+
+def test_a_rejected_alias_is_named_as_the_client_sent_it() -> None:
+    with pytest.raises(AppError, match=r"^w: expected an integer 1\.\.50000, got 'abc'$") as caught:
+        read_int({"w": "abc"}, "width", alias="w", low=1, high=50_000)
+    assert caught.value.param == "w"
+    with pytest.raises(AppError, match=r"^f: expected one of jpeg, jpg, got 'bmp'$"):
+        read_choice({"f": "bmp"}, "format", {"jpeg": "jpeg", "jpg": "jpeg"}, alias="f")
+    with pytest.raises(AppError, match=r"^fl: expected a boolean"):
+        read_bool({"fl": "maybe"}, "flip", alias="fl")
+    # The long name wins, so a bad alias beside a good long name is never read.
+    assert read_int({"width": "10", "w": "abc"}, "width", alias="w", low=1, high=50_000) == 10

@@ -107,19 +107,24 @@ def format_bucket(requested: OutputFormat | None, *, accepts_webp: bool) -> str:
 
 
 def may_serve_source(
-    requested: OutputFormat | None, source: InputFormat, accept: str | None
+    requested: OutputFormat | None,
+    source: InputFormat,
+    accept: str | None,
+    output: OutputFormat,
 ) -> bool:
     """May the original bytes stand in for a re-encode (the "never bigger" rule)?
 
     Only when the client can use them: an explicit ``format`` must equal the source's; otherwise
-    JPEG, PNG and GIF are safe everywhere and WebP/AVIF only when ``Accept`` names them.
+    JPEG, PNG and GIF are safe everywhere, and WebP/AVIF when ``Accept`` names them or when the
+    answer is in the source's format anyway (a WebP source is answered as WebP to a client that
+    asked for neither WebP nor a format).
     """
     same = as_output(source)
     if same is None:
         return False
     if requested is not None:
         return requested == same
-    return same in ("jpeg", "png", "gif") or accepts(accept, MEDIA_TYPES[same])
+    return output == same or same in ("jpeg", "png", "gif") or accepts(accept, MEDIA_TYPES[same])
 
 
 def is_passthrough(spec: ImageSpec, plan: Plan, source: InputFormat) -> bool:

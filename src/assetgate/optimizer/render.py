@@ -85,7 +85,7 @@ def process(job: Job) -> Outcome:
     if (
         not plan.changes_pixels
         and len(body) > job.size
-        and may_serve_source(job.spec.format, fmt, job.accept)
+        and may_serve_source(job.spec.format, fmt, job.accept, output)
     ):
         # A pure re-encode that came out bigger: the original is the better answer.
         same = as_output(fmt)

@@ -1,7 +1,8 @@
 """Typed readers over a query mapping; each rejection names the parameter (DESIGN C4).
 
 Pure: no Starlette, so any ``Mapping[str, str]`` works (tests pass plain dicts). ``alias`` is the
-short name (``w`` for ``width``); the long name wins when both are present, as the spec says.
+short name (``w`` for ``width``); the long name wins when both are present, as the spec says, and
+a rejection names the one the client sent (``w: expected …`` for a bad ``w``).
 """
 
 from __future__ import annotations
@@ -20,10 +21,16 @@ _FALSE = frozenset({"0", "false", "no", "off", ""})
 
 
 def raw_value(query: Mapping[str, str], name: str, alias: str | None = None) -> str | None:
+    given = _given(query, name, alias)
+    return None if given is None else given[1]
+
+
+def _given(query: Mapping[str, str], name: str, alias: str | None) -> tuple[str, str] | None:
+    """(the key the client used, its value), the long name first."""
     if name in query:
-        return query[name]
+        return name, query[name]
     if alias is not None and alias in query:
-        return query[alias]
+        return alias, query[alias]
     return None
 
 
@@ -36,12 +43,13 @@ def read_int(
     alias: str | None = None,
     default: int | None = None,
 ) -> int | None:
-    raw = raw_value(query, name, alias)
-    if raw is None:
+    given = _given(query, name, alias)
+    if given is None:
         return default
+    key, raw = given
     text = raw.strip()
     if not _INT.fullmatch(text) or not low <= int(text) <= high:
-        raise AppError.bad_param(name, f"an integer {low}..{high}", raw)
+        raise AppError.bad_param(key, f"an integer {low}..{high}", raw)
     return int(text)
 
 
@@ -54,15 +62,16 @@ def require_int(query: Mapping[str, str], name: str, *, low: int, high: int, def
 def read_bool(
     query: Mapping[str, str], name: str, *, alias: str | None = None, default: bool = False
 ) -> bool:
-    raw = raw_value(query, name, alias)
-    if raw is None:
+    given = _given(query, name, alias)
+    if given is None:
         return default
+    key, raw = given
     lowered = raw.strip().lower()
     if lowered in _TRUE:
         return True
     if lowered in _FALSE:
         return False
-    raise AppError.bad_param(name, "a boolean (true, false, 1 or 0)", raw)
+    raise AppError.bad_param(key, "a boolean (true, false, 1 or 0)", raw)
 
 
 def read_flag(query: Mapping[str, str], name: str) -> bool:
@@ -83,14 +92,15 @@ def read_choice(
     alias: str | None = None,
     default: T | None = None,
 ) -> T | None:
-    raw = raw_value(query, name, alias)
-    if raw is None:
+    given = _given(query, name, alias)
+    if given is None:
         return default
-    key = raw.strip().lower()
-    if key not in choices:
+    key, raw = given
+    choice = raw.strip().lower()
+    if choice not in choices:
         allowed = ", ".join(choices)
-        raise AppError.bad_param(name, f"one of {allowed}", raw)
-    return choices[key]
+        raise AppError.bad_param(key, f"one of {allowed}", raw)
+    return choices[choice]
 
 
 def read_str(
