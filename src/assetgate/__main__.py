@@ -63,6 +63,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         workers=settings.workers,
         log_level=settings.log_level,
         server_header=False,
+        # uvicorn would otherwise believe X-Forwarded-For from 127.0.0.1 and rewrite the client
+        # address before the rate limiter sees it; ASSETGATE_TRUSTED_PROXIES decides that instead.
+        proxy_headers=False,
     )
     return 0
 

@@ -21,6 +21,7 @@ from assetgate.imaging.formats import sniff
 def served(free_port: Callable[[], int], tmp_path: object) -> Iterator[str]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASSETGATE_")}
+    env["ASSETGATE_RATE_LIMIT"] = "2/1 minute"
     process = subprocess.Popen(
         [sys.executable, "-m", "assetgate", "serve", "--host", "127.0.0.1", "--port", str(port)],
         env=env,
@@ -83,3 +84,16 @@ def test_serve_with_no_arguments_serves_the_demo_root(served: str) -> None:
         assert b"root:" not in answer
     assert httpx.get(f"{served}/demo.css").status_code == 200
     assert httpx.get(f"{served}/index.html").text.startswith("<!doctype html>")
+
+
+def test_a_forged_forwarded_for_buys_no_fresh_budget(served: str) -> None:
+    """uvicorn's own proxy-header handling is off: only ASSETGATE_TRUSTED_PROXIES is believed."""
+    statuses = [
+        httpx.post(
+            f"{served}/api/convert",
+            files={"other": ("a.txt", b"x")},
+            headers={"x-forwarded-for": f"203.0.113.{n}"},
+        ).status_code
+        for n in range(3)
+    ]
+    assert statuses == [400, 400, 429]
