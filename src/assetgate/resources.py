@@ -7,18 +7,21 @@ resources. ``app.create_app`` composes them; the parts never import each other.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 import httpx
 from starlette.requests import Request
+from starlette.responses import Response
 from starlette.routing import BaseRoute
 
 from assetgate.assets.cache import AssetCache
+from assetgate.errors import AppError
 from assetgate.settings import Settings
 from assetgate.web.ratelimit import RateLimiter
+from assetgate.web.responses import internal_error
 from assetgate.web.workgate import WorkGate
 
 
@@ -81,3 +84,32 @@ async def spend_budget(request: Request, part: str) -> dict[str, str]:
     peer = request.client.host if request.client else None
     client = res.limiter.client_key(peer, request.headers.getlist("x-forwarded-for"))
     return await res.limiter.hit(client)
+
+
+Endpoint = Callable[[Request], Awaitable[Response]]
+
+
+def rate_limited(part: str, endpoint: Endpoint) -> Endpoint:
+    """``endpoint`` spending the shared budget when ``part`` is in ASSETGATE_RATE_LIMIT_PARTS.
+
+    Every answer then carries the RateLimit fields: success, AppError and the 500 of an
+    unexpected exception alike (the one that is logged with its ``error_id`` here).
+    """
+
+    async def limited(request: Request) -> Response:
+        budget = await spend_budget(request, part)
+        if not budget:
+            return await endpoint(request)
+        try:
+            response = await endpoint(request)
+        except AppError as exc:
+            exc.headers = {**budget, **exc.headers}
+            raise
+        except Exception as exc:
+            error = internal_error(exc, context=f"{request.method} {request.url.path}")
+            error.headers.update(budget)
+            raise error from None
+        response.headers.update(budget)
+        return response
+
+    return limited

@@ -393,3 +393,49 @@ async def test_convert_and_whois_spend_one_budget_through_the_app(
     assert [state(r)[0] for r in (first, second, third)] == [2, 1, 0]
     assert fourth.status_code == 429
     assert fourth.headers["RateLimit-Policy"] == '"default";q=3;w=10'
+
+
+async def test_optimizer_and_packages_spend_the_budget_when_configured(
+    make_settings: Callable[..., Settings], docroot: Path
+) -> None:
+    (docroot / "a.css").write_bytes(b"body {  color: red; }\n")
+    settings = make_settings(
+        rate_limit="4/10 seconds", rate_limit_parts=["optimizer", "packages", "whois"]
+    )
+    async with app_client(settings) as client:
+        answers = [
+            await client.get("/a.css?min=1"),  # optimizer, 200
+            await client.get("/missing.png?w=10"),  # optimizer, 404
+            await client.get("/npm/search", params={"q": "x"}),  # packages, 400 (q too short)
+            await client.get("/npm"),  # packages, the page
+            await client.get("/a.css"),  # over the budget
+        ]
+        unlimited = await client.post("/api/convert")  # convert is not in the list
+    assert [r.status_code for r in answers] == [200, 404, 400, 200, 429]
+    assert [state(r)[0] for r in answers[:4]] == [3, 2, 1, 0]
+    assert answers[4].headers["Retry-After"]
+    assert answers[4].json()["code"] == 429
+    assert unlimited.status_code == 400
+    assert "RateLimit" not in unlimited.headers
+
+
+async def test_a_500_in_a_limited_part_keeps_the_fields_and_an_error_id(
+    make_settings: Callable[..., Settings], caplog: pytest.LogCaptureFixture
+) -> None:
+    from assetgate.resources import rate_limited
+
+    async def broken(request: Request) -> Any:
+        raise RuntimeError("secret detail")
+
+    settings = make_settings(rate_limit="5/10 seconds", rate_limit_parts=["optimizer"])
+    async with httpx.AsyncClient() as http:
+        request = _request(Resources.build(settings, http))
+        with pytest.raises(AppError) as caught:
+            await rate_limited("optimizer", broken)(request)
+    assert caught.value.status == 500
+    assert caught.value.error_id
+    assert "secret" not in caught.value.message
+    remaining = _STATE.fullmatch(caught.value.headers["RateLimit"])
+    assert remaining is not None
+    assert remaining[1] == "4"
+    assert any(caught.value.error_id in record.getMessage() for record in caplog.records)

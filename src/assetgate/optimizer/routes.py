@@ -31,7 +31,7 @@ from assetgate.optimizer.openapi import make_paths
 from assetgate.optimizer.plan import Limits, format_bucket, wants_webp
 from assetgate.optimizer.render import Job, Outcome, process
 from assetgate.optimizer.spec import FILE_PARAM, ImageSpec, is_recognised, parse_spec
-from assetgate.resources import Part, Resources, part_state, resources
+from assetgate.resources import Part, Resources, part_state, rate_limited, resources
 from assetgate.web.caching import make_etag, request_is_not_modified, validator_headers
 from assetgate.web.params import read_str
 from assetgate.web.paths import resolve_under
@@ -246,8 +246,8 @@ class AnyMethod:
 PART = Part(
     name="optimizer",
     routes=[
-        Route("/", AnyMethod(optimize_file)),
-        Route("/{path:path}", AnyMethod(public_file)),
+        Route("/", AnyMethod(rate_limited("optimizer", optimize_file))),
+        Route("/{path:path}", AnyMethod(rate_limited("optimizer", public_file))),
     ],
     openapi=make_paths(FILE_PARAM),
     lifespan=lifespan,

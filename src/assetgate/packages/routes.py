@@ -43,7 +43,7 @@ from assetgate.packages.search import Search, is_ready
 from assetgate.packages.service import Packages, Upstreams
 from assetgate.packages.store import FileRow, Namespace, Store
 from assetgate.packages.versions import is_exact
-from assetgate.resources import Part, Resources, part_state, resources
+from assetgate.resources import Part, Resources, part_state, rate_limited, resources
 from assetgate.web.caching import is_not_modified, make_etag
 
 ALIAS_CACHE: Final = "public, max-age=300"
@@ -407,10 +407,10 @@ async def _serve(
 PART = Part(
     name="packages",
     routes=[
-        Route("/npm", page, methods=None),
-        Route("/npm/search", search, methods=None),
-        Route("/npm/_assets/{name}", static_asset, methods=None),
-        Route("/npm/{rest:path}", files, methods=None),
+        Route("/npm", rate_limited("packages", page), methods=None),
+        Route("/npm/search", rate_limited("packages", search), methods=None),
+        Route("/npm/_assets/{name}", rate_limited("packages", static_asset), methods=None),
+        Route("/npm/{rest:path}", rate_limited("packages", files), methods=None),
     ],
     openapi=OPENAPI,
     lifespan=lifespan,

@@ -23,7 +23,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from assetgate.errors import AppError
-from assetgate.resources import Part, Resources, part_state, spend_budget
+from assetgate.resources import Part, Resources, part_state, rate_limited
 from assetgate.settings import Settings
 from assetgate.web.params import read_bool
 from assetgate.web.responses import new_error_id
@@ -109,26 +109,16 @@ async def lifespan(res: Resources) -> AsyncIterator[WhoisState]:
 
 
 async def whois_text(request: Request) -> Response:
-    budget = await spend_budget(request, NAME)
-    try:
-        answer, _cached = await _answer(request)
-    except AppError as exc:
-        exc.headers = {**budget, **exc.headers}
-        raise
-    return PlainTextResponse(render_text(answer), headers={**budget, **RESPONSE_HEADERS})
+    answer, _cached = await _answer(request)
+    return PlainTextResponse(render_text(answer), headers=RESPONSE_HEADERS)
 
 
 async def whois_json(request: Request) -> Response:
-    budget = await spend_budget(request, NAME)
-    try:
-        raw = read_bool(request.query_params, "raw")
-        answer, cached = await _answer(request)
-    except AppError as exc:
-        exc.headers = {**budget, **exc.headers}
-        raise
+    raw = read_bool(request.query_params, "raw")
+    answer, cached = await _answer(request)
     state: WhoisState = part_state(request, NAME)
     body = state.json_body(answer, cached=cached, raw=raw)
-    return Response(body, media_type="application/json", headers={**budget, **RESPONSE_HEADERS})
+    return Response(body, media_type="application/json", headers=RESPONSE_HEADERS)
 
 
 async def _answer(request: Request) -> tuple[Answer, bool]:
@@ -159,8 +149,8 @@ async def _lookup(state: WhoisState, domain: Domain) -> tuple[Answer, bool]:
 
 def _routes() -> list[Route]:
     return [
-        Route("/api/whois", whois_text, methods=["GET"]),
-        Route("/api/whois/json", whois_json, methods=["GET"]),
+        Route("/api/whois", rate_limited(NAME, whois_text), methods=["GET"]),
+        Route("/api/whois/json", rate_limited(NAME, whois_json), methods=["GET"]),
     ]
 
 
