@@ -270,6 +270,23 @@ async def test_pixel_limit_is_413_naming_the_file(make_settings: Callable[..., S
     assert_error(response, 413, "'alpha.png'", "50x40")
 
 
+async def test_wider_than_webp_allows_is_413_naming_the_file(
+    convert_client: httpx.AsyncClient,
+) -> None:
+    """20000x20 is a valid 0.4 MP JPEG, but WebP stores at most 16383 px a side."""
+    wide = _pil_jpeg(20000, 20)
+    response = await convert_client.post(
+        "/api/convert", files=[("images", ("pano.jpg", wide, "image/jpeg"))]
+    )
+    assert_error(response, 413, "'pano.jpg'", "20000x20", "16383")
+
+
+def _pil_jpeg(width: int, height: int) -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", (width, height), (200, 30, 30)).save(buffer, "JPEG")
+    return buffer.getvalue()
+
+
 async def test_frame_limit_is_413(make_settings: Callable[..., Settings]) -> None:
     async with app_client(make_settings(max_animation_frames=3)) as client:
         response = await client.post("/api/convert", files=files(sample("gif")))

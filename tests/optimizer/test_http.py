@@ -501,3 +501,27 @@ async def test_every_exif_orientation_over_http(
     assert blue < 80
     assert image(37, 3)[1] > 150  # green top right
     assert image(3, 27)[2] > 180  # blue bottom left
+
+
+async def test_output_wider_than_webp_allows(opt: httpx.AsyncClient, docroot: Any) -> None:
+    """WebP stores at most 16383 px a side: never negotiated for such output, 413 if asked for."""
+    (docroot / "pano.jpg").write_bytes(make.pillow_bytes(make.quadrants(20000, 20), "JPEG"))
+    negotiated = await opt.get("/pano.jpg?blur=1", headers=WEBP)
+    assert negotiated.status_code == 200
+    assert negotiated.headers["x-output-format"] == "jpeg"
+    assert negotiated.headers["vary"] == "Accept"
+    assert (make.decode(negotiated.content).width, make.decode(negotiated.content).height) == (
+        20000,
+        20,
+    )
+    small = await opt.get("/pano.jpg?w=2000", headers=WEBP)
+    assert small.headers["x-output-format"] == "webp"
+    assert make.decode(small.content).width == 2000
+    explicit = await opt.get("/pano.jpg?format=webp", headers=WEBP)
+    assert explicit.status_code == 413
+    assert explicit.json() == {
+        "error": "WebP output 20000x20 is over the format's limit of 16383 px a side",
+        "code": 413,
+    }
+    turned = await opt.get("/pano.jpg?rotate=90&f=webp", headers=WEBP)
+    assert turned.status_code == 413

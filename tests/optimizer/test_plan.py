@@ -11,6 +11,7 @@ from assetgate.optimizer.plan import (
     Limits,
     Plan,
     choose_format,
+    fits_webp,
     format_bucket,
     is_passthrough,
     make_plan,
@@ -255,3 +256,19 @@ def test_may_serve_source(
     expected: bool,
 ) -> None:
     assert may_serve_source(requested, source, accept, output) is expected
+
+
+@pytest.mark.parametrize(
+    ("query", "width", "height", "fits"),
+    [
+        ({}, 16383, 100, True),
+        ({}, 16384, 100, False),
+        ({}, 100, 16384, False),
+        ({"w": "800"}, 20000, 100, True),
+        ({"crop": "16000,10"}, 20000, 100, True),
+        ({"rotate": "90"}, 100, 16384, False),
+        ({"upscaling": "resampling", "w": "16384"}, 8000, 10, False),
+    ],
+)
+def test_fits_webp(query: dict[str, str], width: int, height: int, fits: bool) -> None:
+    assert fits_webp(parse_spec(query), info(width, height)) is fits

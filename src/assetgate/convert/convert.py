@@ -21,7 +21,7 @@ import pyvips
 from assetgate.convert.options import ConvertOptions
 from assetgate.convert.webp import encode_animation, encode_still, is_animated, to_pillow
 from assetgate.errors import AppError
-from assetgate.imaging.formats import HEAD_BYTES, InputFormat, sniff
+from assetgate.imaging.formats import HEAD_BYTES, WEBP_MAX_SIDE, InputFormat, sniff
 from assetgate.imaging.load import SourceInfo, decoding, open_image, probe
 
 
@@ -55,6 +55,10 @@ def inspect(source: Path, filename: str, limits: DecodeLimits) -> Inspected:
     if fmt is None:
         raise AppError.unsupported_media("its content is not an image format this server reads")
     info = probe(source, fmt, max_pixels=limits.max_pixels, disabled=limits.disabled)
+    if max(info.width, info.height) > WEBP_MAX_SIDE:
+        raise AppError.too_large(
+            f"it is {info.width}x{info.height} px and WebP holds at most {WEBP_MAX_SIDE} px a side"
+        )
     return Inspected(fmt, info)
 
 

@@ -44,6 +44,8 @@ ANIMATED_FORMATS: Final = frozenset({"gif", "webp", "apng"})
 
 #: How much of a file ``sniff`` wants to see (PNG chunks before IDAT, ISOBMFF ``ftyp``).
 HEAD_BYTES: Final = 64 * 1024
+#: The WebP bitstream stores each side in 14 bits.
+WEBP_MAX_SIDE: Final = 16383
 
 # Names accepted in ASSETGATE_DISABLED_CODECS for each format (the format name always works).
 _CODEC_ALIASES: Final[Mapping[str, InputFormat]] = {

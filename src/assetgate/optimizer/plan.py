@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from assetgate.errors import AppError
 from assetgate.imaging.formats import (
     MEDIA_TYPES,
+    WEBP_MAX_SIDE,
     InputFormat,
     OutputFormat,
     SourceInfo,
@@ -158,10 +159,14 @@ def make_plan(
             f"upscaled output {target[0]}x{target[1]} is over the limit of "
             f"{limits.max_upscale_pixels / 1e6:g} MP"
         )
-    out_w, out_h = (target[1], target[0]) if spec.rotate in (90, 270) else target
+    out_w, out_h = _turned(spec, target)
     if output == "avif" and out_w * out_h > limits.max_avif_pixels:
         raise AppError.too_large(
             f"AVIF output {out_w}x{out_h} is over the limit of {limits.max_avif_pixels / 1e6:g} MP"
+        )
+    if output == "webp" and max(out_w, out_h) > WEBP_MAX_SIDE:
+        raise AppError.too_large(
+            f"WebP output {out_w}x{out_h} is over the format's limit of {WEBP_MAX_SIDE} px a side"
         )
     load_size, crop, resize = _strategy(source, box, target)
     return Plan(
@@ -186,6 +191,17 @@ def make_plan(
         tint=spec.tint,
         sepia=spec.sepia,
     )
+
+
+def fits_webp(spec: ImageSpec, source: SourceInfo) -> bool:
+    """Can the answer be a WebP at all? Negotiation skips WebP for wider or taller output."""
+    box = _crop_box(spec, source.width, source.height)
+    base_w, base_h = (box.width, box.height) if box else (source.width, source.height)
+    return max(_turned(spec, _fit(spec, base_w, base_h))) <= WEBP_MAX_SIDE
+
+
+def _turned(spec: ImageSpec, size: tuple[int, int]) -> tuple[int, int]:
+    return (size[1], size[0]) if spec.rotate in (90, 270) else size
 
 
 def _check_animation(source: SourceInfo, limits: Limits) -> None:

@@ -23,6 +23,7 @@ from assetgate.optimizer.plan import (
     Limits,
     Plan,
     choose_format,
+    fits_webp,
     is_passthrough,
     make_plan,
     may_serve_source,
@@ -62,7 +63,7 @@ def process(job: Job) -> Outcome:
     info = probe(src, fmt, max_pixels=job.limits.max_input_pixels, disabled=job.disabled)
     output = choose_format(
         job.spec.format,
-        accepts_webp=wants_webp(job.accept, job.disabled),
+        accepts_webp=wants_webp(job.accept, job.disabled) and fits_webp(job.spec, info),
         source=fmt,
         has_alpha=info.has_alpha,
     )
