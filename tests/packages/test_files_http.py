@@ -269,6 +269,22 @@ async def test_library_files_are_verified_against_the_catalog_sri(
     assert (await npm.get("/npm/lib/bad@1.0.0/")).status_code == 404
 
 
+@pytest.mark.parametrize(
+    "sri", ["sha512-AAAA", "sha512-not base64!", "md5-1B2M2Y8AsgTpgAmY7PhCfg=="]
+)
+async def test_an_unusable_catalog_sri_is_502_and_nothing_is_stored(
+    npm: httpx.AsyncClient, catalog: LibraryCatalog, tmp_path: Path, sri: str
+) -> None:
+    catalog.add("odd", "1.0.0", {"odd.js": b"bad()"}, sri={"odd.js": sri})
+    response = await npm.get("/npm/lib/odd@1.0.0/odd.js")
+    assert response.status_code == 502
+    assert response.json() == {
+        "error": "library catalog: unusable integrity value for odd.js",
+        "code": 502,
+    }
+    assert store_rows(tmp_path / "store", "files") == 0
+
+
 async def test_integrity_mismatch_is_502_and_nothing_is_stored(
     npm: httpx.AsyncClient, registry: Registry, upstream: FakeUpstream, tmp_path: Path
 ) -> None:

@@ -297,6 +297,8 @@ def test_not_found_answers(text: str) -> None:
         "Your IP has been BLACKLISTED",
         "% Error: 55000000002 Connection refused; access control limit reached.",
         "Too many requests, try again later",
+        "Your query quota has been exceeded. Please wait.",
+        "% Daily lookup limit was reached for 192.0.2.1",
     ],
 )
 def test_quota_banners_are_not_data(text: str) -> None:

@@ -313,7 +313,11 @@ class Packages:
         meta = await self.library_version(name, version)
         if path not in meta.files:
             raise AppError.not_found()
-        expected = parse_sri(meta.sri.get(path))
+        given = meta.sri.get(path)
+        expected = parse_sri(given)
+        if given and expected is None:
+            # A hash was promised but cannot be checked: as for tarballs, nothing unverified.
+            raise AppError.upstream(f"library catalog: unusable integrity value for {path}")
         url = catalogs.library_file_url(self.upstreams.library_files, name, version, path)
         key: VersionKey = ("lib", name, version)
         with self._temp_file() as tmp:

@@ -27,7 +27,8 @@ _NOT_FOUND: Final = re.compile(
 _RATE_LIMITED: Final = re.compile(
     r"""(?:exceeded\s+(?:the\s+|your\s+)?(?:\w+\s+){0,2}(?:limit|quota)
       | (?:query|request|rate|connection|access)[\s-]+limit\s+(?:exceeded|reached)
-      | access\s+control\s+limit\s+reached | quota\s+exceeded | limit\s+exceeded
+      | access\s+control\s+limit\s+reached
+      | (?:quota|limit)\s+(?:has\s+been\s+|was\s+|is\s+)?(?:exceeded|reached)
       | blacklisted | too\s+many\s+(?:requests|queries|connections)
       | try\s+again\s+later | temporarily\s+(?:blocked|denied)
     )""",
