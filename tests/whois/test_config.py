@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import logging
+import os
 from pathlib import Path
 
 import pytest
 
-from assetgate.whois.bootstrap import load_bootstrap, parse_bootstrap
+from assetgate.whois.bootstrap import BootstrapFile, load_bootstrap, parse_bootstrap
 from assetgate.whois.lookup import referral_target
 from assetgate.whois.rdap import pin_url
 from assetgate.whois.servers import (
@@ -120,6 +122,10 @@ def test_shipped_bootstrap_snapshot() -> None:
     assert snapshot.bases("example.jp") == ()  # .jp is not in the bootstrap: port 43
     assert snapshot.bases("treaty.int") == ()
     assert all(u.startswith("https://") for urls in snapshot.services.values() for u in urls)
+    # Every gTLD with RDAP in IANA's bootstrap of 2025, not a hand-picked few.
+    assert len(snapshot.services) > 1100
+    for name in ("x.shop", "x.top", "x.club", "x.blog", "x.xyz", "x.info", "x.app", "x.nl"):
+        assert snapshot.bases(name), name
 
 
 def test_operator_bootstrap(tmp_path: Path) -> None:
@@ -185,3 +191,48 @@ def test_pin_url_keeps_path_and_port() -> None:
     assert (
         pin_url("https://rdap.test:8443/x?y=1", "2001:db8::1") == "https://[2001:db8::1]:8443/x?y=1"
     )
+
+
+def _write_bootstrap(path: Path, base: str, bump_s: int) -> None:
+    path.write_text(json.dumps({"services": [[["com"], [base]]]}))
+    os.utime(path, (1_700_000_000 + bump_s, 1_700_000_000 + bump_s))
+
+
+def test_operator_bootstrap_is_reloaded_when_the_file_changes(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    now = [0.0]
+    path = tmp_path / "dns.json"
+    _write_bootstrap(path, "https://a.test/", 0)
+    live = BootstrapFile(path, clock=lambda: now[0])
+    assert live.current().bases("x.com") == ("https://a.test/",)
+    _write_bootstrap(path, "https://b.test/", 1)
+    assert live.current().bases("x.com") == ("https://a.test/",)  # looked at every 30 s only
+    now[0] = 31.0
+    assert live.current().bases("x.com") == ("https://b.test/",)
+    assert ("https", "b.test", 443) in live.trusted_origins()
+    assert ("https", "a.test", 443) not in live.trusted_origins()
+    path.write_text("{not json")
+    now[0] = 62.0
+    with caplog.at_level(logging.WARNING, logger="assetgate.whois"):
+        assert live.current().bases("x.com") == ("https://b.test/",)  # the last good one
+    assert "keeping the last good RDAP bootstrap" in caplog.text
+    path.unlink()
+    now[0] = 93.0
+    assert live.current().bases("x.com") == ("https://b.test/",)
+
+
+def test_a_bad_operator_bootstrap_stops_the_start(tmp_path: Path) -> None:
+    path = tmp_path / "dns.json"
+    path.write_text("[]")
+    with pytest.raises(ValueError, match="RDAP bootstrap"):
+        BootstrapFile(path)
+
+
+def test_the_shipped_snapshot_is_never_reread() -> None:
+    now = [0.0]
+    live = BootstrapFile(None, clock=lambda: now[0])
+    first = live.current()
+    now[0] = 1000.0
+    assert live.current() is first
+    assert live.trusted_origins() == frozenset()

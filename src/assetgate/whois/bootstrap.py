@@ -1,16 +1,21 @@
 """The IANA RDAP bootstrap for DNS (RFC 9224): which RDAP server answers for a TLD.
 
-A snapshot ships in the package (``data/rdap_dns.json``) so the service works and its tests run
-with no network; ``ASSETGATE_RDAP_BOOTSTRAP`` names a file that replaces it (for example a fresh
-copy of IANA's ``dns.json``, refreshed by cron). Servers listed in the operator's file are
-trusted like those of ``ASSETGATE_WHOIS_SERVERS``; the shipped snapshot's are not (they go
-through the SSRF guard like any other public server).
+A snapshot ships in the package (``data/rdap_dns.json``, every TLD with an HTTPS RDAP server in
+IANA's bootstrap of 2025, see ``scripts/make_rdap_snapshot.py``) so the service works and its
+tests run with no network; ``ASSETGATE_RDAP_BOOTSTRAP`` names a file that replaces it (for
+example a fresh copy of IANA's ``dns.json``, refreshed by cron: ``BootstrapFile`` notices a new
+copy without a restart and keeps the last good one when a copy does not parse). Servers listed
+in the operator's file are trusted like those of ``ASSETGATE_WHOIS_SERVERS``; the shipped
+snapshot's are not (they go through the SSRF guard like any other public server).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import logging
+import os
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -18,6 +23,9 @@ from typing import Final
 from urllib.parse import urlsplit
 
 SNAPSHOT: Final = "rdap_dns.json"
+CHECK_EVERY_S: Final = 30.0
+
+log = logging.getLogger("assetgate.whois")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,3 +88,56 @@ def load_bootstrap(path: Path | None) -> Bootstrap:
     except (OSError, ValueError) as exc:
         raise ValueError(f"RDAP bootstrap {path or SNAPSHOT}: {exc}") from None
     return parse_bootstrap(doc, trusted=path is not None)
+
+
+class BootstrapFile:
+    """The bootstrap in force: the operator's file, re-read when it changes, or the snapshot.
+
+    The file's (mtime, size) is looked at no more than every ``CHECK_EVERY_S``. A bad file at
+    start stops the service (``ValueError``); a bad or missing copy later is logged and the
+    last good bootstrap stays in force.
+    """
+
+    def __init__(self, path: Path | None, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._path = path
+        self._clock = clock
+        self._stamp = _stamp(path)
+        self._checked = clock()
+        self._set(load_bootstrap(path))
+
+    def current(self) -> Bootstrap:
+        self._refresh()
+        return self._bootstrap
+
+    def trusted_origins(self) -> frozenset[tuple[str, str, int]]:
+        self._refresh()
+        return self._trusted
+
+    def _set(self, bootstrap: Bootstrap) -> None:
+        self._bootstrap = bootstrap
+        self._trusted = bootstrap.trusted_origins()
+
+    def _refresh(self) -> None:
+        if self._path is None or self._clock() - self._checked < CHECK_EVERY_S:
+            return
+        self._checked = self._clock()
+        stamp = _stamp(self._path)
+        if stamp == self._stamp:
+            return
+        self._stamp = stamp
+        try:
+            self._set(load_bootstrap(self._path))
+        except ValueError as exc:
+            log.warning("keeping the last good RDAP bootstrap: %s", exc)
+            return
+        log.info("RDAP bootstrap reloaded: %d TLDs", len(self._bootstrap.services))
+
+
+def _stamp(path: Path | None) -> tuple[int, int] | None:
+    if path is None:
+        return None
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_mtime_ns, info.st_size

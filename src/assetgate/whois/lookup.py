@@ -21,7 +21,7 @@ from typing import Any, Final
 
 import httpx
 
-from assetgate.whois.bootstrap import Bootstrap
+from assetgate.whois.bootstrap import BootstrapFile
 from assetgate.whois.charset import decode
 from assetgate.whois.domain import Domain
 from assetgate.whois.parse import parse_whois
@@ -92,13 +92,12 @@ class Resolver:
         self,
         *,
         servers: ServerTable,
-        bootstrap: Bootstrap,
+        bootstrap: BootstrapFile,
         http: httpx.AsyncClient,
         timeout_s: float,
     ) -> None:
         self._servers = servers
         self._bootstrap = bootstrap
-        self._trusted = bootstrap.trusted_origins()
         self._http = http
         self._timeout_s = timeout_s
         self._slots: dict[str, asyncio.Semaphore] = {}
@@ -115,7 +114,7 @@ class Resolver:
     async def _lookup(self, domain: Domain) -> Answer:
         deadline = self._now() + self._timeout_s
         operator = self._servers.operator_server(domain.tld)
-        bases = () if operator is not None else self._bootstrap.bases(domain.ascii)
+        bases = () if operator is not None else self._bootstrap.current().bases(domain.ascii)
         if not bases:
             server = operator or await self._port43_server(domain.tld, deadline)
             return await self._port43(domain, server, deadline)
@@ -222,7 +221,10 @@ class Resolver:
             url = domain_url(base, domain.ascii)
             try:
                 answer = await fetch_rdap(
-                    self._http, url, trusted=self._trusted, timeout_s=deadline - self._now()
+                    self._http,
+                    url,
+                    trusted=self._bootstrap.trusted_origins(),
+                    timeout_s=deadline - self._now(),
                 )
             except FetchError as exc:
                 error = exc
@@ -237,7 +239,10 @@ class Resolver:
             for link in related_links(answer.document)[:1]:
                 try:
                     related = await fetch_rdap(
-                        self._http, link, trusted=self._trusted, timeout_s=deadline - self._now()
+                        self._http,
+                        link,
+                        trusted=self._bootstrap.trusted_origins(),
+                        timeout_s=deadline - self._now(),
                     )
                 except FetchError as exc:
                     refused = isinstance(exc, RefusedServer)

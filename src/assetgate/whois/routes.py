@@ -27,7 +27,7 @@ from assetgate.resources import Part, Resources, part_state, rate_limited
 from assetgate.settings import Settings
 from assetgate.web.params import read_bool
 from assetgate.web.responses import new_error_id
-from assetgate.whois.bootstrap import load_bootstrap
+from assetgate.whois.bootstrap import BootstrapFile
 from assetgate.whois.cache import SingleFlightCache
 from assetgate.whois.domain import PARAM, Domain, normalise_tld, parse_domain, registrable
 from assetgate.whois.lookup import Answer, Resolver
@@ -92,7 +92,7 @@ async def lifespan(res: Resources) -> AsyncIterator[WhoisState]:
     settings = res.settings
     resolver = Resolver(
         servers=load_server_config(settings.whois_servers),
-        bootstrap=load_bootstrap(settings.rdap_bootstrap),
+        bootstrap=BootstrapFile(settings.rdap_bootstrap),
         http=res.http,
         timeout_s=settings.whois_timeout_s,
     )
