@@ -110,7 +110,8 @@ async def test_plain_request_passes_the_file_through(harness: Harness) -> None:
     assert re.fullmatch(r'"[0-9a-f]{24}"', response.headers["etag"])
     assert response.headers["last-modified"].endswith(" GMT")
     assert "vary" not in response.headers
-    assert "x-original-size" not in response.headers
+    assert response.headers["x-original-size"] == str(len(JS))  # as for images (spec §2.3)
+    assert "x-compressed-size" not in response.headers
 
 
 async def test_min_1_minifies_css_with_size_headers(harness: Harness) -> None:

@@ -258,6 +258,7 @@ async def test_same_format_no_transform_is_passthrough(
         assert response.headers["x-optimizer-status"] == "passthrough"
         assert "x-optimizer-cache" not in response.headers
         assert response.headers["content-length"] == str(len(files[name]))
+        assert response.headers["x-original-size"] == str(len(files[name]))
 
 
 async def test_never_bigger_for_a_pure_reencode(opt: httpx.AsyncClient, docroot: Any) -> None:
@@ -525,3 +526,26 @@ async def test_output_wider_than_webp_allows(opt: httpx.AsyncClient, docroot: An
     }
     turned = await opt.get("/pano.jpg?rotate=90&f=webp", headers=WEBP)
     assert turned.status_code == 413
+
+
+async def test_static_public_url_carries_the_original_size(
+    opt: httpx.AsyncClient, files: dict[str, bytes]
+) -> None:
+    for url in ("/photo.jpg", "/style.css", "/notes.txt"):
+        response = await opt.get(url)
+        name = url.strip("/")
+        assert response.status_code == 200, url
+        assert response.headers["x-optimizer-status"] == "passthrough"
+        assert response.headers["x-original-size"] == str(len(files[name])), url
+
+
+async def test_animation_over_the_pixel_limit_in_all_frames_is_413(custom_client: Any) -> None:
+    """40x30 frames (1,200 px each) pass a 2,000 px limit one by one; three kept frames do not."""
+    async with custom_client(max_input_pixels=2000) as client:
+        kept = await client.get("/anim.gif?w=40&format=webp")
+        first_frame = await client.get("/anim.gif?w=40&format=png")
+    assert kept.status_code == 413
+    assert kept.json()["code"] == 413
+    assert "3 frames" in kept.json()["error"]
+    assert first_frame.status_code == 200
+    assert make.decode(first_frame.content).height == 30

@@ -113,6 +113,7 @@ async def asset_response(
     media_type = MEDIA_TYPES[kind]
     if plan.is_passthrough:
         headers["X-Optimizer-Status"] = "passthrough"
+        headers["X-Original-Size"] = str(info.st_size)
         return FileResponse(source, headers=headers, media_type=media_type, stat_result=info)
 
     async def render() -> Rendered:
@@ -134,7 +135,10 @@ async def asset_response(
 
 def _result_headers(rendered: Rendered) -> dict[str, str]:
     if rendered.unchanged:
-        return {"X-Optimizer-Status": "passthrough"}
+        return {
+            "X-Optimizer-Status": "passthrough",
+            "X-Original-Size": str(rendered.original_size),
+        }
     headers = {
         "X-Original-Size": str(rendered.original_size),
         "X-Compressed-Size": str(len(rendered.body)),

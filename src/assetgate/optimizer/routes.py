@@ -192,6 +192,7 @@ def _static(
         **validator_headers(etag, info.st_mtime, cache_control),
         "X-Content-Type-Options": "nosniff",
         "X-Optimizer-Status": "passthrough",
+        "X-Original-Size": str(info.st_size),
     }
     if request_is_not_modified(request, etag, info.st_mtime):
         return Response(status_code=304, headers=headers)
