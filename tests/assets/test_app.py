@@ -62,3 +62,24 @@ async def test_bad_flag_through_the_app_is_400(client: httpx.AsyncClient, docroo
     response = await client.get("/?file=x.js&min=yes")
     assert response.status_code == 400
     assert response.json()["error"].startswith("min: expected 0 or 1")
+
+
+async def test_image_parameters_have_no_effect_but_are_still_checked(
+    client: httpx.AsyncClient, docroot: Path
+) -> None:
+    """Valid image parameters change nothing on CSS/JS; an invalid one is still a 400 naming it
+    (one validation for every optimizer URL: a typo is reported, not silently ignored)."""
+    (docroot / "x.js").write_bytes(JS)
+    plain = await client.get("/x.js?min=1", headers={"Accept-Encoding": "identity"})
+    with_image = await client.get(
+        "/x.js?min=1&width=300&format=webp&blur=5", headers={"Accept-Encoding": "identity"}
+    )
+    assert with_image.status_code == 200
+    assert with_image.content == plain.content == minify_js(JS)
+    assert with_image.headers["etag"] == plain.headers["etag"]
+    assert "x-output-format" not in with_image.headers
+    bad = await client.get("/x.js?min=1&width=abc")
+    assert bad.status_code == 400
+    assert bad.json()["error"] == "width: expected an integer 1..50000, got 'abc'"
+    face = await client.get("/x.js?face_crop=1")
+    assert face.status_code == 400

@@ -1,9 +1,10 @@
 """Query string -> what to do with a CSS or JavaScript file (pure: no Starlette, no I/O).
 
 ``min``, ``compress`` and ``safe`` accept only ``0`` or ``1``; anything else is a 400 naming the
-parameter. Image parameters are not looked at here: the optimizer ignores them for assets, as the
-spec says. ``safe=1`` wins over ``min=1`` for JavaScript; for CSS, safe mode does not exist and
-``safe`` is accepted and ignored.
+parameter. Image parameters are not looked at here: they have no effect on assets, as the spec
+says (the optimizer route still validates them, so a typo such as ``width=abc`` is a 400 on
+every optimizer URL). ``safe=1`` wins over ``min=1`` for JavaScript; for CSS, safe mode does not
+exist and ``safe`` is accepted and ignored.
 """
 
 from __future__ import annotations
