@@ -83,6 +83,7 @@ class app_client:
     async def __aenter__(self) -> httpx.AsyncClient:
         self._ctx = self.app.router.lifespan_context(self.app)
         state = await self._ctx.__aenter__()
+        self.state: dict[str, Any] = state  # what the lifespan built (Resources, part states)
         transport = httpx.ASGITransport(app=_with_state(self.app, state))
         self._client = httpx.AsyncClient(transport=transport, base_url="http://testserver")
         return self._client

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import io
 import tempfile
+import threading
 import zipfile
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
+import anyio
 import httpx
 import pytest
 from PIL import Image
@@ -363,3 +365,29 @@ async def test_openapi_documents_the_interface(convert_client: httpx.AsyncClient
     schema = operation["requestBody"]["content"]["multipart/form-data"]["schema"]
     assert schema["required"] == ["images"]
     assert set(schema["properties"]) == {"images", "quality", "lossless"}
+
+
+async def test_conversions_and_the_optimizer_share_one_cpu_door(
+    make_settings: Callable[..., Settings], docroot: Path
+) -> None:
+    """One worker, no queue: while a job holds the door, a conversion and an image render are
+    both refused with 503 (so they go through the same door); once it is free both work."""
+    (docroot / "photo.png").write_bytes(sample("png").data)
+    harness = app_client(make_settings(render_workers=1, render_queue=0))
+    client = await harness.__aenter__()
+    try:
+        gate = harness.state["resources"].gate
+        release = threading.Event()
+        async with anyio.create_task_group() as group:
+            group.start_soon(gate.run, release.wait, 5)
+            await anyio.sleep(0.05)
+            converted = await client.post("/api/convert", files=files(sample("png")))
+            rendered = await client.get("/photo.png?w=10&format=webp")
+            release.set()
+        assert_error(converted, 503)
+        assert converted.headers["retry-after"] == "1"
+        assert rendered.status_code == 503
+        assert (await client.post("/api/convert", files=files(sample("png")))).status_code == 200
+        assert (await client.get("/photo.png?w=10&format=webp")).status_code == 200
+    finally:
+        await harness.__aexit__()
