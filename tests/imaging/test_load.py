@@ -90,6 +90,18 @@ def test_jpeg_shrink_is_the_largest_dct_scale_covering_the_target(
     assert _jpeg_shrink(info, size) == shrink
 
 
+@pytest.mark.parametrize("orientation", range(1, 9))
+def test_fast_shrink_turns_large_images(orientation: int) -> None:
+    """2400x1800 decoded at 1/2: big enough that a sequential read could not be turned."""
+    data = make.oriented_jpeg(orientation, 2400, 1800)
+    image = open_image(data, "jpeg", max_pixels=MP50, size=(1000, 750), fast_shrink=True)
+    assert (image.width, image.height) == (1000, 750)
+    assert near(image(50, 50), make.RED), orientation
+    assert near(image(950, 50), make.GREEN), orientation
+    assert near(image(50, 700), make.BLUE), orientation
+    assert near(image(950, 700), make.WHITE), orientation
+
+
 def test_fast_shrink_looks_like_the_quality_path() -> None:
     data = make.noise_jpeg(800, 600)
     fast = open_image(data, "jpeg", max_pixels=MP50, size=(190, 143), fast_shrink=True)

@@ -189,7 +189,7 @@ def open_image(
         elif fmt in ("bmp", "tga", "pnm") or (fmt == "heif" and _needs_pillow_heif(src)):
             image = _pillow_decode(src, fmt)
         elif size is not None and fast_shrink and fmt == "jpeg" and _jpeg_shrink(info, size) > 1:
-            return _fast_jpeg(src, size, _jpeg_shrink(info, size))
+            return _fast_jpeg(src, size, _jpeg_shrink(info, size), info.orientation)
         elif size is not None:
             return _thumbnail(src, fmt, size, keep_frames)
         else:
@@ -221,10 +221,16 @@ def _jpeg_shrink(info: SourceInfo, size: tuple[int, int]) -> int:
     return next((shrink for shrink in (8, 4, 2) if factor >= shrink), 1)
 
 
-def _fast_jpeg(src: ImageInput, size: tuple[int, int], shrink: int) -> pyvips.Image:
+def _fast_jpeg(
+    src: ImageInput, size: tuple[int, int], shrink: int, orientation: int
+) -> pyvips.Image:
+    # A turned image is read bottom-up or column-wise by autorot: a sequential decode would fail
+    # with "out of order read" once the image outgrows libvips' line cache, so those decode the
+    # (already DCT-shrunk) image whole.
+    access = "sequential" if orientation <= 1 else "random"
     source = _vips_source(src)
     image = pyvips.Operation.call(
-        "jpegload_source", source, shrink=shrink, access="sequential", fail_on="error"
+        "jpegload_source", source, shrink=shrink, access=access, fail_on="error"
     )
     image = to_srgb8(_keep_alive(image, source).autorot())
     return image.thumbnail_image(size[0], height=size[1], size="force")
