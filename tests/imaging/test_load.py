@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import pyvips
 
 from assetgate.errors import AppError
 from assetgate.imaging.encode import encode
@@ -259,4 +260,24 @@ def test_disabled_codec_is_501(fmt: InputFormat, disabled: list[str]) -> None:
 def test_garbage_after_magic_is_415() -> None:
     with pytest.raises(AppError) as caught:
         probe(b"\xff\xd8\xff\xe0" + b"garbage" * 20, "jpeg", max_pixels=MP50)
+    assert caught.value.status == 415
+
+
+@pytest.mark.parametrize("orientation", [1, 3, 6])
+def test_one_pass_decode_of_a_large_photo(orientation: int) -> None:
+    """Sequential for an unturned photo, whole for a turned one: both read correctly once."""
+    data = make.oriented_jpeg(orientation, 2400, 1800)
+    image = open_image(data, "jpeg", max_pixels=MP50, one_pass=True)
+    pixels = image.write_to_memory()  # the one pass
+    assert (image.width, image.height, image.bands) == (2400, 1800, 3)
+    copy = pyvips.Image.new_from_memory(pixels, 2400, 1800, 3, "uchar")
+    assert near(copy(50, 50), make.RED), orientation
+    assert near(copy(2350, 50), make.GREEN), orientation
+    assert near(copy(50, 1750), make.BLUE), orientation
+
+
+def test_one_pass_decode_of_truncated_data_is_415() -> None:
+    data = make.truncated(make.noise_jpeg(), 0.6)
+    with pytest.raises(AppError) as caught, decoding():
+        open_image(data, "jpeg", max_pixels=MP50, one_pass=True).write_to_memory()
     assert caught.value.status == 415

@@ -82,6 +82,7 @@ def to_webp(
             disabled=limits.disabled,
             max_frames=limits.max_frames,
             info=inspected.info,
+            one_pass=True,  # a still is read once, top to bottom, by to_pillow
         )
         width, height, pages = frame_geometry(image)
         encoder = {"quality": options.quality, "effort": options.effort}
