@@ -185,13 +185,14 @@ def open_image(
             )
         if info.pixels * info.pages > max_pixels:
             raise _too_large(info.width, info.height * info.pages, max_pixels)
+    shrink = _jpeg_shrink(info, size) if size and fast_shrink and fmt == "jpeg" else 1
     with decoding():
         if fmt == "apng" and keep_frames:
             image = _apng_frames(src)
         elif fmt in ("bmp", "tga", "pnm") or (fmt == "heif" and _needs_pillow_heif(src)):
             image = _pillow_decode(src, fmt)
-        elif size is not None and fast_shrink and fmt == "jpeg" and _jpeg_shrink(info, size) > 1:
-            return _fast_jpeg(src, size, _jpeg_shrink(info, size), info.orientation)
+        elif size is not None and shrink > 1:
+            return _fast_jpeg(src, size, shrink, info.orientation)
         elif size is not None:
             return _thumbnail(src, fmt, size, keep_frames)
         else:

@@ -150,9 +150,7 @@ def make_plan(
     animated = source.animated and output in ("gif", "webp")
     if animated:
         _check_animation(source, limits)
-    box = _crop_box(spec, source.width, source.height)
-    base_w, base_h = (box.width, box.height) if box else (source.width, source.height)
-    target = _fit(spec, base_w, base_h)
+    box, (base_w, base_h), target = _geometry(spec, source)
     enlarged = target[0] * target[1] > base_w * base_h
     if enlarged and target[0] * target[1] > limits.max_upscale_pixels:
         raise AppError.too_large(
@@ -195,9 +193,16 @@ def make_plan(
 
 def fits_webp(spec: ImageSpec, source: SourceInfo) -> bool:
     """Can the answer be a WebP at all? Negotiation skips WebP for wider or taller output."""
+    return max(_turned(spec, _geometry(spec, source)[2])) <= WEBP_MAX_SIDE
+
+
+def _geometry(
+    spec: ImageSpec, source: SourceInfo
+) -> tuple[Box | None, tuple[int, int], tuple[int, int]]:
+    """(crop box or None, the size it leaves, the size after resizing), before any rotation."""
     box = _crop_box(spec, source.width, source.height)
-    base_w, base_h = (box.width, box.height) if box else (source.width, source.height)
-    return max(_turned(spec, _fit(spec, base_w, base_h))) <= WEBP_MAX_SIDE
+    base = (box.width, box.height) if box else (source.width, source.height)
+    return box, base, _fit(spec, *base)
 
 
 def _turned(spec: ImageSpec, size: tuple[int, int]) -> tuple[int, int]:
