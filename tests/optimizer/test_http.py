@@ -549,3 +549,41 @@ async def test_animation_over_the_pixel_limit_in_all_frames_is_413(custom_client
     assert "3 frames" in kept.json()["error"]
     assert first_frame.status_code == 200
     assert make.decode(first_frame.content).height == 30
+
+
+@pytest.mark.parametrize(
+    ("query", "size", "corner"),
+    [
+        ("w=1000&flip=1", (1000, 750), make.BLUE),  # bottom-left quadrant now on top
+        ("w=1000&rotate=90", (750, 1000), make.BLUE),
+        ("w=1000&rotate=180", (1000, 750), make.WHITE),
+        ("w=1000&rotate=270&flop=1", (750, 1000), make.RED),  # flop, then turn left
+    ],
+)
+@pytest.mark.parametrize("name", ["big.jpg", "big.png"])
+async def test_turning_a_shrunk_large_image(
+    opt: httpx.AsyncClient,
+    docroot: Any,
+    name: str,
+    query: str,
+    size: tuple[int, int],
+    corner: tuple[int, int, int],
+) -> None:
+    """Shrink-on-load decodes sequentially; flip/rotate must not read it out of order (was 415)."""
+    fmt = "JPEG" if name.endswith(".jpg") else "PNG"
+    (docroot / name).write_bytes(make.pillow_bytes(make.quadrants(2400, 1800), fmt))
+    response = await opt.get(f"/{name}?{query}&format=png")
+    assert response.status_code == 200, response.text
+    image = make.decode(response.content)
+    assert (image.width, image.height) == size
+    assert all(abs(a - b) <= 40 for a, b in zip(image(10, 10)[:3], corner, strict=True))
+
+
+async def test_a_webp_source_enlarged_past_webps_limit(
+    opt: httpx.AsyncClient, docroot: Any
+) -> None:
+    (docroot / "wide.webp").write_bytes(make.pillow_bytes(make.quadrants(10000, 10), "WEBP"))
+    response = await opt.get("/wide.webp?w=17000&upscaling=resampling", headers=WEBP)
+    assert response.status_code == 200, response.text
+    assert response.headers["x-output-format"] == "jpeg"
+    assert make.decode(response.content).width == 17000

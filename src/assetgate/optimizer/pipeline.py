@@ -44,6 +44,10 @@ def resize(image: pyvips.Image, plan: Plan) -> pyvips.Image:
 
 
 def orient(image: pyvips.Image, plan: Plan) -> pyvips.Image:
+    if plan.load_size is not None and (plan.flip or plan.rotate):
+        # A shrink-on-load decode is sequential: flipver and rot would read it bottom-up or by
+        # columns ("out of order read" on a large photo). The shrunk image is small: keep it.
+        image = image.copy_memory()
     if plan.flip:
         image = image.flipver()
     if plan.flop:
