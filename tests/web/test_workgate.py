@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
 import anyio
 import pytest
@@ -86,4 +87,37 @@ async def test_close_drops_waiting_jobs() -> None:
         release.set()
     with pytest.raises(asyncio.CancelledError):
         await waiting
+    assert ran == []
+
+
+async def test_a_cancelled_caller_waits_for_its_running_job() -> None:
+    """Like anyio's to_thread: the caller's cleanup (a conversion's files) runs after the job."""
+    gate = WorkGate(workers=1, queue=0)
+    finished = threading.Event()
+
+    def slow() -> None:
+        time.sleep(0.3)
+        finished.set()
+
+    with anyio.move_on_after(0.05) as scope:
+        await gate.run(slow)
+    assert scope.cancelled_caught
+    assert finished.is_set()  # the cancellation waited for the thread
+    assert await gate.run(lambda: "free again") == "free again"
+
+
+async def test_a_job_cancelled_before_a_thread_frees_up_never_runs() -> None:
+    """The cancel is seen by the pool thread at once, not only when the loop delivers it."""
+    gate = WorkGate(workers=1, queue=1)
+    release = threading.Event()
+    ran: list[str] = []
+    first = asyncio.ensure_future(gate.run(release.wait, 5))
+    second = asyncio.ensure_future(gate.run(ran.append, "cancelled"))
+    await anyio.sleep(0.05)  # both submitted: one running, one waiting in the pool
+    second.cancel()
+    release.set()
+    time.sleep(0.2)  # the loop is busy: the thread is free before the cancel is delivered
+    assert await first is True
+    with pytest.raises(asyncio.CancelledError):
+        await second
     assert ran == []

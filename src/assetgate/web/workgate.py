@@ -8,8 +8,12 @@ overlap on the cores.
 The waiting jobs queue inside the pool, not on the event loop: a thread that finishes a job takes
 the next one straight away. With a limiter acquired on the loop (the first design), every job
 waited for a loop turn before it could start, and with the loop busy answering, the cores sat
-idle between jobs (measured: 0.87-0.88 of raw libvips' throughput at c = cores). A job that is
-still waiting when its request goes away is dropped from the queue; a running one finishes.
+idle between jobs.
+
+Cancellation (the client went away, a sibling upload failed): a job that has not started never
+starts, even when a thread frees up before the loop has delivered the cancellation; a job that is
+running is waited for before the cancellation goes on, so its caller never cleans up files that
+a thread is still using (what anyio's ``to_thread`` did for the first design).
 """
 
 from __future__ import annotations
@@ -24,6 +28,10 @@ from typing import TypeVar
 from assetgate.errors import AppError
 
 T = TypeVar("T")
+
+
+class _Abandoned(Exception):
+    """The job's caller was cancelled before a thread picked it up."""
 
 
 class WorkGate:
@@ -43,14 +51,36 @@ class WorkGate:
             if self._admitted >= self._capacity:
                 raise AppError.overloaded()
             self._admitted += 1
+        caller = asyncio.current_task()
+        abandoned = threading.Event()
+        context = contextvars.copy_context()
+
+        def job() -> T:
+            # Task.cancelling() is set by Task.cancel() at once, before the loop delivers it.
+            if abandoned.is_set() or (caller is not None and caller.cancelling()):
+                raise _Abandoned
+            return context.run(fn, *args)
+
         try:
-            future = self._pool.submit(contextvars.copy_context().run, fn, *args)
+            future = self._pool.submit(job)
         except BaseException:
             self._release()
             raise
         future.add_done_callback(self._release)
-        # Cancelling the awaiting task cancels a job that has not started (wrap_future chains it).
-        return await asyncio.wrap_future(future)
+        waiter = asyncio.wrap_future(future)
+        try:
+            return await asyncio.shield(waiter)
+        except asyncio.CancelledError:
+            abandoned.set()
+            future.cancel()  # only succeeds while the job waits
+            while not waiter.done():  # a running job is waited for, however often we are told
+                try:
+                    await asyncio.shield(waiter)
+                except asyncio.CancelledError:
+                    continue
+                except BaseException:
+                    break
+            raise
 
     def _release(self, _: object = None) -> None:
         with self._lock:
