@@ -74,3 +74,12 @@ def test_configure_turns_the_operation_cache_off(tmp_path: os.PathLike[str]) -> 
 
 def test_engine_version_names_the_pipeline_and_libraries() -> None:
     assert re.fullmatch(r"pipeline-\d+/libvips-\d+\.\d+\.\d+/pillow-[\w.]+", engine_version())
+
+
+@glibc_only
+def test_operator_glibc_tunable_wins(monkeypatch: pytest.MonkeyPatch) -> None:
+    from assetgate.imaging.vips import limit_malloc_arenas
+
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.tcache_count=0:glibc.malloc.arena_max=4")
+    assert limit_malloc_arenas() is False

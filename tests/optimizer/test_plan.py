@@ -216,6 +216,23 @@ def test_choose_format(
     assert choose_format(requested, accepts_webp=webp, source=source, has_alpha=alpha) == expected
 
 
+@pytest.mark.parametrize(
+    ("webp", "source", "alpha", "expected"),
+    [
+        (True, "jpeg", False, "jpeg"),  # WebP accepted, but the output is too wide for it
+        (True, "png", True, "png"),
+        (False, "webp", False, "jpeg"),  # a WebP source enlarged past 16383 px
+        (True, "webp", True, "png"),
+        (False, "bmp", False, "jpeg"),
+    ],
+)
+def test_choose_format_when_webp_cannot_hold_the_output(
+    webp: bool, source: InputFormat, alpha: bool, expected: OutputFormat
+) -> None:
+    chosen = choose_format(None, accepts_webp=webp, source=source, has_alpha=alpha, webp_fits=False)
+    assert chosen == expected
+
+
 def test_format_bucket_has_three_values_without_an_explicit_format() -> None:
     assert format_bucket(None, accepts_webp=True) == "webp"
     assert format_bucket(None, accepts_webp=False) == "auto"

@@ -212,13 +212,17 @@ def test_operator_bootstrap_is_reloaded_when_the_file_changes(
     assert live.current().bases("x.com") == ("https://b.test/",)
     assert ("https", "b.test", 443) in live.trusted_origins()
     assert ("https", "a.test", 443) not in live.trusted_origins()
-    path.write_text("{not json")
+    path.write_text(json.dumps({"services": [[5, ["https://c.test/"]], ["com", 5]]}))
     now[0] = 62.0
+    with caplog.at_level(logging.WARNING, logger="assetgate.whois"):
+        assert live.current().bases("x.com") == ("https://b.test/",)  # wrong shape: kept
+    path.write_text("{not json")
+    now[0] = 62.0 + 31.0
     with caplog.at_level(logging.WARNING, logger="assetgate.whois"):
         assert live.current().bases("x.com") == ("https://b.test/",)  # the last good one
     assert "keeping the last good RDAP bootstrap" in caplog.text
     path.unlink()
-    now[0] = 93.0
+    now[0] = 124.0
     assert live.current().bases("x.com") == ("https://b.test/",)
 
 

@@ -37,7 +37,8 @@ def configure(settings: Settings) -> None:
 
 
 def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
-    """Cap glibc's malloc arenas, unless the operator set ``MALLOC_ARENA_MAX`` (which wins).
+    """Cap glibc's malloc arenas, unless the operator set ``MALLOC_ARENA_MAX`` or the
+    ``glibc.malloc.arena_max`` tunable (which win).
 
     glibc gives each new thread an arena of its own, up to 8 per core, and memory freed into one
     arena is not reused by the others. Render threads and libvips' workers each touching tens of
@@ -46,7 +47,9 @@ def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
     the same throughput (the fix imgproxy and imaginary users reach for too). Returns whether
     the limit was set (False off glibc, where ``mallopt`` is absent or refuses).
     """
-    if "MALLOC_ARENA_MAX" in os.environ:
+    if "MALLOC_ARENA_MAX" in os.environ or "glibc.malloc.arena_max" in os.environ.get(
+        "GLIBC_TUNABLES", ""
+    ):
         return False
     try:
         mallopt = ctypes.CDLL(None).mallopt

@@ -77,16 +77,22 @@ class Plan:
 
 
 def choose_format(
-    requested: OutputFormat | None, *, accepts_webp: bool, source: InputFormat, has_alpha: bool
+    requested: OutputFormat | None,
+    *,
+    accepts_webp: bool,
+    source: InputFormat,
+    has_alpha: bool,
+    webp_fits: bool = True,
 ) -> OutputFormat:
     """Spec §4.1 ``format``: explicit, else WebP when accepted, else the input format when it is
-    an output format, else JPEG (PNG when the image has alpha)."""
+    an output format, else JPEG (PNG when the image has alpha). When the output is too large for
+    WebP (``webp_fits`` False), neither the negotiation nor a WebP source picks WebP."""
     if requested is not None:
         return requested
-    if accepts_webp:
+    if accepts_webp and webp_fits:
         return "webp"
     same = as_output(source)
-    if same is not None:
+    if same is not None and (same != "webp" or webp_fits):
         return same
     return "png" if has_alpha else "jpeg"
 

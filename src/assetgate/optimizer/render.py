@@ -63,7 +63,8 @@ def process(job: Job) -> Outcome:
     info = probe(src, fmt, max_pixels=job.limits.max_input_pixels, disabled=job.disabled)
     output = choose_format(
         job.spec.format,
-        accepts_webp=wants_webp(job.accept, job.disabled) and fits_webp(job.spec, info),
+        accepts_webp=wants_webp(job.accept, job.disabled),
+        webp_fits=fits_webp(job.spec, info),
         source=fmt,
         has_alpha=info.has_alpha,
     )

@@ -64,6 +64,8 @@ def parse_bootstrap(doc: object, *, trusted: bool) -> Bootstrap:
         if not (isinstance(entry, list) and len(entry) >= 2):
             raise ValueError("RDAP bootstrap: each service is [[tlds], [urls]]")
         tlds, urls = entry[0], entry[1]
+        if not (isinstance(tlds, list) and isinstance(urls, list)):
+            raise ValueError("RDAP bootstrap: each service is [[tlds], [urls]]")
         clean = [
             u if u.endswith("/") else u + "/"
             for u in urls
