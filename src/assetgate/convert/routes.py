@@ -34,8 +34,7 @@ from assetgate.convert.options import parse_options
 from assetgate.convert.pipeline import Outcome, Pipeline
 from assetgate.convert.uploads import UPLOAD_FIELD, Upload, UploadLimits, receive_uploads
 from assetgate.errors import AppError
-from assetgate.resources import Part, Resources, resources, spend_budget
-from assetgate.web.responses import internal_error
+from assetgate.resources import Part, Resources, rate_limited, resources
 
 PART_NAME: Final = "convert"
 ARCHIVE_NAME: Final = "images.zip"
@@ -63,21 +62,21 @@ async def convert(request: Request) -> Response:
     # never falls through to the optimizer's catch-all as a file lookup.
     if request.method != "POST":
         raise AppError.method_not_allowed(request.method, "POST")
-    limit_headers = await spend_budget(request, PART_NAME)
+    return await _limited(request)
+
+
+async def _respond_or_400(request: Request) -> Response:
     try:
-        return await respond(request, limit_headers)
-    except AppError as exc:
-        exc.headers.update(limit_headers)
-        raise
+        return await respond(request)
     except ClientDisconnect:
-        raise AppError(400, "request body: client disconnected", headers=limit_headers) from None
-    except Exception as exc:
-        error = internal_error(exc, context=f"{request.method} {request.url.path}")
-        error.headers.update(limit_headers)
-        raise error from exc
+        raise AppError(400, "request body: client disconnected") from None
 
 
-async def respond(request: Request, limit_headers: dict[str, str]) -> Response:
+# Spends the shared budget; every answer, errors and 500s included, carries the RateLimit fields.
+_limited: Final = rate_limited(PART_NAME, _respond_or_400)
+
+
+async def respond(request: Request) -> Response:
     res = resources(request)
     settings = res.settings
     limits = UploadLimits(
@@ -110,7 +109,6 @@ async def respond(request: Request, limit_headers: dict[str, str]) -> Response:
         raise
     headers = {
         **_STATIC_HEADERS,
-        **limit_headers,
         "Content-Length": str(size),
         "Content-Disposition": make_content_disposition(filename),
     }
