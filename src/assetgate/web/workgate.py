@@ -52,12 +52,11 @@ class WorkGate:
                 raise AppError.overloaded()
             self._admitted += 1
         caller = asyncio.current_task()
-        abandoned = threading.Event()
         context = contextvars.copy_context()
 
         def job() -> T:
             # Task.cancelling() is set by Task.cancel() at once, before the loop delivers it.
-            if abandoned.is_set() or (caller is not None and caller.cancelling()):
+            if caller is not None and caller.cancelling():
                 raise _Abandoned
             return context.run(fn, *args)
 
@@ -71,7 +70,6 @@ class WorkGate:
         try:
             return await asyncio.shield(waiter)
         except asyncio.CancelledError:
-            abandoned.set()
             future.cancel()  # only succeeds while the job waits
             while not waiter.done():  # a running job is waited for, however often we are told
                 try:
