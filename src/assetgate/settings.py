@@ -1,7 +1,7 @@
 """Configuration: one pydantic-settings object, every field an ``ASSETGATE_*`` variable.
 
-No instance exists at import time: ``__main__`` (or a test) builds one and passes it down. Every
-field must appear in the README's configuration table; ``tests/test_docs.py`` checks that.
+No instance exists at import time: the command line (or a test) builds one and passes it down. Every
+field must appear in docs/configuration.md; ``tests/test_docs.py`` checks that.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from typing import Annotated, Literal
 
+import limits
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
@@ -85,6 +86,28 @@ class Settings(BaseSettings):
     whois_timeout_s: float = Field(default=10.0, gt=0)
     whois_cache_ttl_s: float = Field(default=6 * 3600.0, ge=0)
     whois_negative_cache_ttl_s: float = Field(default=600.0, ge=0)
+
+    # --- caches and shared state (Redis) -------------------------------------------------------
+
+    # --- observability: metrics, logs, health, shutdown ---------------------------------------
+
+    # --- deployment edges, signing and presets ------------------------------------------------
+
+    # --- reliability: deadlines, cost-aware door ----------------------------------------------
+
+    # --- pages and command line ---------------------------------------------------------------
+
+    @field_validator("rate_limit")
+    @classmethod
+    def _rate_limit_notation(cls, value: str) -> str:
+        """Checked here so a typo stops the server at start, naming the variable."""
+        try:
+            limits.parse(value)
+        except ValueError:
+            raise ValueError(
+                "expected a rate in limits notation such as '100/10 seconds'"
+            ) from None
+        return value
 
     @field_validator(
         "disabled_codecs",

@@ -1,0 +1,25 @@
+"""The ``assetgate`` command line: one sub-command a module, this file only dispatches."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from assetgate.cli import serve
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="assetgate",
+        description="assetgate: image and asset optimizer, package library, WebP conversion "
+        "and whois lookups in one HTTP service.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    serve.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    result: int = args.run(args)
+    return result

@@ -1,0 +1,87 @@
+"""``assetgate serve``: validate the settings, say where to look, then run uvicorn."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+
+from assetgate.cli.settings_errors import load_settings
+from assetgate.settings import Settings
+
+FLAGS = {"root": "--root", "host": "--host", "port": "--port", "workers": "--workers"}
+
+
+def app_factory() -> Starlette:
+    """Used by uvicorn's worker processes: each builds its app from the environment."""
+    from assetgate.app import create_app
+
+    return create_app(Settings())
+
+
+def add_parser(sub: Any) -> None:
+    serve = sub.add_parser(
+        "serve",
+        help="run the HTTP service",
+        description="Run the HTTP service. Every option is also an ASSETGATE_* environment "
+        "variable (docs/configuration.md); a bad value stops it with a line naming it.",
+    )
+    serve.add_argument("--root", type=Path, help="document root (ASSETGATE_ROOT)")
+    serve.add_argument("--host", help="bind address (ASSETGATE_HOST)")
+    serve.add_argument("--port", type=int, help="TCP port (ASSETGATE_PORT)")
+    serve.add_argument("--workers", type=int, help="worker processes (ASSETGATE_WORKERS)")
+    serve.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    overrides = {key: getattr(args, key) for key in FLAGS if getattr(args, key) is not None}
+    try:
+        settings = load_settings(overrides, FLAGS)
+    except SystemExit as exc:
+        print(exc.code, file=sys.stderr)
+        return 2
+    if not settings.root.is_dir():
+        named = "--root" if "root" in overrides else "ASSETGATE_ROOT"
+        print(f"assetgate: {named}: {settings.root} is not a directory", file=sys.stderr)
+        return 2
+    # Worker processes rebuild Settings from the environment: hand the overrides down that way.
+    for key, value in overrides.items():
+        os.environ[f"ASSETGATE_{key.upper()}"] = str(value)
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(levelname)s %(name)s %(message)s"
+    )
+    print(welcome(settings), file=sys.stderr, flush=True)
+    uvicorn.run(
+        "assetgate.cli.serve:app_factory",
+        factory=True,
+        host=settings.host,
+        port=settings.port,
+        workers=settings.workers,
+        log_level=settings.log_level,
+        server_header=False,
+        # uvicorn would otherwise believe X-Forwarded-For from 127.0.0.1 and rewrite the client
+        # address before the rate limiter sees it; ASSETGATE_TRUSTED_PROXIES decides that instead.
+        proxy_headers=False,
+    )
+    return 0
+
+
+def welcome(settings: Settings) -> str:
+    """The URLs to open, printed once before uvicorn starts."""
+    host = settings.host if settings.host not in ("0.0.0.0", "::") else "127.0.0.1"
+    base = f"http://{host if ':' not in host else f'[{host}]'}:{settings.port}"
+    lines = [f"assetgate: serving {settings.root} with {settings.workers} worker(s); open"]
+    if (settings.root / "index.html").is_file():
+        lines.append(f"  {base}/index.html       the document root's index page (optimizer)")
+    lines += [
+        f"  {base}/npm              package search",
+        f"  {base}/openapi.json     the API description",
+        f"  {base}/healthz          health",
+    ]
+    return "\n".join(lines)

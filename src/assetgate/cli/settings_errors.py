@@ -1,0 +1,44 @@
+"""A bad setting becomes one line naming the ``ASSETGATE_*`` variable, never a traceback."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from assetgate.settings import Settings
+
+ENV_PREFIX = "ASSETGATE_"
+
+
+def load_settings(overrides: Mapping[str, Any], flags: Mapping[str, str]) -> Settings:
+    """``Settings`` from the environment and ``overrides``; raises ``SystemExit(2)`` with a message.
+
+    ``flags`` maps a field to the command-line flag that set it, so the message names what the
+    user actually typed.
+    """
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        raise SystemExit(describe(exc, overrides, flags)) from None
+
+
+def describe(
+    exc: ValidationError, overrides: Mapping[str, object], flags: Mapping[str, str]
+) -> str:
+    lines = []
+    for error in exc.errors():
+        field = str(error["loc"][0]) if error["loc"] else "?"
+        name = flags.get(field) if field in overrides else None
+        name = name or f"{ENV_PREFIX}{field.upper()}"
+        got = error.get("input")
+        shown = "" if isinstance(got, dict) else f", got {str(got)[:80]!r}"
+        lines.append(f"assetgate: {name}: {_expected(error)}{shown}")
+    return "\n".join(lines)
+
+
+def _expected(error: Mapping[str, object]) -> str:
+    message = str(error.get("msg", "invalid value"))
+    message = message.removeprefix("Value error, ")
+    return message[:1].lower() + message[1:]

@@ -1,0 +1,67 @@
+"""``assetgate serve`` refuses a bad setting with one line naming it, and says where to look."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from assetgate.cli.serve import welcome
+from assetgate.settings import DEMO_ROOT, Settings
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("ASSETGATE_")}
+    return subprocess.run(
+        [sys.executable, "-m", "assetgate", *args],
+        env={**clean, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize(
+    ("env", "args", "named", "got"),
+    [
+        ({"ASSETGATE_WORKERS": "abc"}, [], "ASSETGATE_WORKERS", "'abc'"),
+        ({"ASSETGATE_WORKERS": "0"}, [], "ASSETGATE_WORKERS", "'0'"),
+        ({"ASSETGATE_RATE_LIMIT": "lots"}, [], "ASSETGATE_RATE_LIMIT", "'lots'"),
+        ({"ASSETGATE_LOG_LEVEL": "loud"}, [], "ASSETGATE_LOG_LEVEL", "'loud'"),
+        ({}, ["--port", "99999"], "--port", "99999"),
+        ({}, ["--root", "/nonexistent-assetgate-root"], "--root", "is not a directory"),
+    ],
+)
+def test_a_bad_setting_is_one_line_naming_it(
+    env: dict[str, str], args: list[str], named: str, got: str
+) -> None:
+    result = run_cli("serve", *args, env=env)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"assetgate: {named}: ")
+    assert got in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_help_is_plain_text() -> None:
+    result = run_cli("--help")
+    assert result.returncode == 0
+    assert "serve" in result.stdout
+    assert "``" not in result.stdout
+    served = run_cli("serve", "--help")
+    assert "--workers" in served.stdout
+    assert "``" not in served.stdout
+
+
+def test_welcome_names_the_urls_to_open(tmp_path: Path) -> None:
+    text = welcome(Settings(host="0.0.0.0", port=9000, root=DEMO_ROOT))
+    assert "http://127.0.0.1:9000/index.html" in text
+    assert "http://127.0.0.1:9000/npm" in text
+    assert "http://127.0.0.1:9000/openapi.json" in text
+    bare = welcome(Settings(host="::1", port=81, root=tmp_path))
+    assert "http://[::1]:81/npm" in bare
+    assert "index.html" not in bare
