@@ -20,6 +20,7 @@ from starlette.routing import BaseRoute
 from assetgate.assets.cache import AssetCache
 from assetgate.errors import AppError
 from assetgate.settings import Settings
+from assetgate.web.metrics import Metrics
 from assetgate.web.ratelimit import RateLimiter
 from assetgate.web.responses import internal_error
 from assetgate.web.workgate import WorkGate
@@ -32,6 +33,7 @@ class Resources:
     gate: WorkGate
     limiter: RateLimiter
     assets: AssetCache  # minified/gzipped CSS and JS, shared by the optimizer and packages
+    metrics: Metrics
 
     @classmethod
     def build(cls, settings: Settings, http: httpx.AsyncClient) -> Resources:
@@ -41,6 +43,7 @@ class Resources:
             gate=WorkGate(settings.render_workers, settings.render_queue),
             limiter=RateLimiter.from_settings(settings),
             assets=AssetCache(settings.asset_cache_bytes),
+            metrics=Metrics.build(),
         )
 
 

@@ -88,6 +88,7 @@ class Settings(BaseSettings):
     whois_negative_cache_ttl_s: float = Field(default=600.0, ge=0)
 
     # --- caches and shared state (Redis) -------------------------------------------------------
+    redis_url: str | None = None
 
     # --- observability: metrics, logs, health, shutdown ---------------------------------------
 

@@ -1,0 +1,89 @@
+"""The service's Prometheus metrics: one ``Metrics`` per app, built in the lifespan.
+
+The names and labels are the contract that dashboards rely on (``assetgate_*``; labels
+``interface``, ``status``, ``cache``, ``tier``, ``upstream``). Each app gets its own registry, so
+tests can build many apps in one process; under ``assetgate serve --workers N`` the values live in
+prometheus-client's multiprocess files and ``/metrics`` aggregates every worker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+# Seconds: a 304 or a cache hit is well under a millisecond, a cold 12 MP render ~0.1-1 s.
+LATENCY_BUCKETS_S: Final = (
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Metrics:
+    registry: CollectorRegistry
+    requests: Counter  # interface, status
+    latency: Histogram  # interface, status
+    rejected: Counter  # interface, status: the 429s and 503s of limits and overload
+    queue_depth: Gauge  # jobs waiting for a render thread
+    in_flight: Gauge  # jobs running on a render thread
+    cache_requests: Counter  # cache, result (hit | miss)
+    cache_bytes: Gauge  # cache, tier: bytes held
+    upstream_errors: Counter  # upstream
+
+    @classmethod
+    def build(cls) -> Metrics:
+        registry = CollectorRegistry(auto_describe=True)
+        return cls(
+            registry=registry,
+            requests=Counter(
+                "assetgate_requests",
+                "HTTP requests answered, by interface and status.",
+                ["interface", "status"],
+                registry=registry,
+            ),
+            latency=Histogram(
+                "assetgate_request_duration_seconds",
+                "Time from the request's arrival to its last byte, by interface and status.",
+                ["interface", "status"],
+                buckets=LATENCY_BUCKETS_S,
+                registry=registry,
+            ),
+            rejected=Counter(
+                "assetgate_rejected",
+                "Requests refused by the rate limit (429) or for overload (503).",
+                ["interface", "status"],
+                registry=registry,
+            ),
+            queue_depth=Gauge(
+                "assetgate_render_queue_depth",
+                "Jobs waiting for a render thread.",
+                multiprocess_mode="livesum",
+                registry=registry,
+            ),
+            in_flight=Gauge(
+                "assetgate_render_in_flight",
+                "Jobs running on a render thread.",
+                multiprocess_mode="livesum",
+                registry=registry,
+            ),
+            cache_requests=Counter(
+                "assetgate_cache_requests",
+                "Cache lookups, by cache and result (hit or miss).",
+                ["cache", "result"],
+                registry=registry,
+            ),
+            cache_bytes=Gauge(
+                "assetgate_cache_bytes",
+                "Bytes held by a cache tier.",
+                ["cache", "tier"],
+                multiprocess_mode="livesum",
+                registry=registry,
+            ),
+            upstream_errors=Counter(
+                "assetgate_upstream_errors",
+                "Failed requests to an upstream (registry, catalog, whois server, RDAP).",
+                ["upstream"],
+                registry=registry,
+            ),
+        )
