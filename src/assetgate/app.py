@@ -17,7 +17,8 @@ from assetgate.errors import AppError
 from assetgate.imaging import vips
 from assetgate.optimizer.routes import PART as OPTIMIZER
 from assetgate.packages.routes import PART as PACKAGES
-from assetgate.resources import Part, Resources
+from assetgate.part import Part
+from assetgate.resources import Resources
 from assetgate.settings import Settings
 from assetgate.web.openapi import make_document
 from assetgate.web.responses import on_app_error, on_http_exception, on_unexpected

@@ -20,8 +20,9 @@ import httpx
 import pytest
 from starlette.requests import Request
 
+from assetgate.budget import spend_budget
 from assetgate.errors import AppError
-from assetgate.resources import Resources, spend_budget
+from assetgate.resources import Resources
 from assetgate.settings import Settings
 from assetgate.web.ratelimit import (
     Policy,
@@ -422,7 +423,7 @@ async def test_optimizer_and_packages_spend_the_budget_when_configured(
 async def test_a_500_in_a_limited_part_keeps_the_fields_and_an_error_id(
     make_settings: Callable[..., Settings], caplog: pytest.LogCaptureFixture
 ) -> None:
-    from assetgate.resources import rate_limited
+    from assetgate.budget import rate_limited
 
     async def broken(request: Request) -> Any:
         raise RuntimeError("secret detail")

@@ -1,7 +1,7 @@
 """HTTP edge of the WebP conversion interface (spec §4.3, §7.2, §8): ``POST /api/convert``.
 
 The request, in order: charge the shared rate limit; stream the multipart body to a private
-temporary directory under the upload caps (413), handing each file to the conversion pipeline as
+temporary directory under the upload caps (413), handing each file to the conversion scheduler as
 soon as it has arrived; read the options (400 naming the field); every file is gated on its
 extension and on the imaging floor's format allow-list (500 naming the file, with an
 ``error_id``, as §7.2 files an unsupported image) and converted to WebP through the one CPU door,
@@ -27,14 +27,16 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from assetgate.budget import rate_limited
 from assetgate.convert.archive import write_zip
 from assetgate.convert.convert import DecodeLimits
 from assetgate.convert.names import make_content_disposition, make_entry_names
 from assetgate.convert.options import parse_options
-from assetgate.convert.pipeline import Outcome, Pipeline
+from assetgate.convert.scheduler import Conversion, Scheduler
 from assetgate.convert.uploads import UPLOAD_FIELD, Upload, UploadLimits, receive_uploads
 from assetgate.errors import AppError
-from assetgate.resources import Part, Resources, rate_limited, resources
+from assetgate.part import Part
+from assetgate.resources import Resources, resources
 
 PART_NAME: Final = "convert"
 ARCHIVE_NAME: Final = "images.zip"
@@ -93,14 +95,15 @@ async def respond(request: Request) -> Response:
         await anyio.to_thread.run_sync(partial(tempfile.mkdtemp, prefix="assetgate-convert-"))
     )
     try:
-        uploads, outcomes = await convert_body(request, res, limits, decode_limits, workdir)
+        uploads, conversions = await convert_body(request, res, limits, decode_limits, workdir)
         names = make_entry_names([upload.filename for upload in uploads])
         if len(uploads) == 1:
-            body, media_type, filename = outcomes[0].output, "image/webp", names[0]
+            body, media_type, filename = conversions[0].output, "image/webp", names[0]
         else:
             body, media_type, filename = workdir / "archive.zip", "application/zip", ARCHIVE_NAME
             entries = [
-                (name, outcome.output) for name, outcome in zip(names, outcomes, strict=True)
+                (name, conversion.output)
+                for name, conversion in zip(names, conversions, strict=True)
             ]
             await anyio.to_thread.run_sync(write_zip, entries, body)
         size = (await anyio.Path(body).stat()).st_size
@@ -126,22 +129,22 @@ async def convert_body(
     limits: UploadLimits,
     decode_limits: DecodeLimits,
     workdir: Path,
-) -> tuple[list[Upload], list[Outcome]]:
+) -> tuple[list[Upload], list[Conversion]]:
     """Receive the body and convert its images, each starting as soon as it has arrived."""
     effort = res.settings.webp_effort
-    pipeline = Pipeline(res.gate, decode_limits, workdir)
+    scheduler = Scheduler(res.gate, decode_limits, workdir)
 
     def on_upload(upload: Upload, fields: Mapping[str, str]) -> None:
         try:
             options = parse_options(fields, effort=effort)
         except AppError:
             return  # a bad option so far: the final parse answers 400, nothing to start
-        pipeline.submit(upload, options)
+        scheduler.submit(upload, options)
 
     failure: Exception | None = None
     uploads: list[Upload] = []
     async with anyio.create_task_group() as group:
-        group.start_soon(pipeline.run, res.gate.workers)
+        group.start_soon(scheduler.run, res.gate.workers)
         try:
             received = await receive_uploads(
                 request.stream(),
@@ -156,7 +159,7 @@ async def convert_body(
             uploads = [upload for upload in received.uploads if upload.size > 0]
             if not uploads:
                 raise AppError(400, "no images uploaded", param=UPLOAD_FIELD)
-            pipeline.finish(uploads, options)
+            scheduler.finish(uploads, options)
         except Exception as exc:
             # Raised out of the task group it would arrive wrapped in an ExceptionGroup; the
             # jobs already running finish their thread (their files are in ``workdir``).
@@ -164,7 +167,7 @@ async def convert_body(
             group.cancel_scope.cancel()
     if failure is not None:
         raise failure
-    return uploads, pipeline.results(uploads)
+    return uploads, scheduler.results(uploads)
 
 
 def _error(description: str) -> dict[str, Any]:

@@ -3,8 +3,8 @@
 The route reads like the request's data flow (DESIGN §3): method -> parameters (400) -> safe path
 (404) -> stat -> ETag -> 304 before any decoding -> one job through the WorkGate (sniff 415,
 header limits 413, codecs 501, render) -> headers. CSS and JavaScript files go to the shared
-assets floor. A public URL without any optimizer parameter is a static file. Every method is
-routed here so that anything but GET/HEAD/OPTIONS gets our 405 with ``Allow``.
+CSS/JS floor (``minify``). A public URL without any optimizer parameter is a static file. Every
+method is routed here so that anything but GET/HEAD/OPTIONS gets our 405 with ``Allow``.
 """
 
 from __future__ import annotations
@@ -23,18 +23,21 @@ from starlette.responses import FileResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from assetgate.assets.respond import asset_response, compression_ratio, is_asset
+from assetgate.budget import rate_limited
 from assetgate.errors import AppError
 from assetgate.imaging.formats import MEDIA_TYPES
 from assetgate.imaging.vips import engine_version
+from assetgate.minify.respond import asset_response, is_asset
 from assetgate.optimizer.openapi import make_paths
 from assetgate.optimizer.plan import Limits, format_bucket, wants_webp
 from assetgate.optimizer.render import Job, Outcome, process
 from assetgate.optimizer.spec import FILE_PARAM, ImageSpec, is_recognised, parse_spec
-from assetgate.resources import Part, Resources, part_state, rate_limited, resources
+from assetgate.part import Part, part_state
+from assetgate.resources import Resources, resources
 from assetgate.web.caching import make_etag, request_is_not_modified, validator_headers
 from assetgate.web.params import read_str
 from assetgate.web.paths import resolve_under
+from assetgate.web.savings import savings_headers
 
 ALLOW: Final = "GET, HEAD, OPTIONS"
 RESERVED: Final = ("cache/",)
@@ -165,14 +168,13 @@ def _answer(
 ) -> Response:
     media_type = MEDIA_TYPES[outcome.output]
     headers["X-Output-Format"] = outcome.output
-    headers["X-Original-Size"] = str(info.st_size)
     if outcome.body is None:
+        headers["X-Original-Size"] = str(info.st_size)
         headers["X-Optimizer-Status"] = "passthrough"
         return FileResponse(path, headers=headers, media_type=media_type, stat_result=info)
     size = len(outcome.body)
     headers["X-Optimizer-Cache"] = "BYPASS"
-    headers["X-Compressed-Size"] = str(size)
-    headers["X-Compression-Ratio"] = compression_ratio(info.st_size, size)
+    headers.update(savings_headers(info.st_size, size))
     headers["Content-Length"] = str(size)
     body = b"" if request.method == "HEAD" else outcome.body
     return Response(body, headers=headers, media_type=media_type)

@@ -22,8 +22,9 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from assetgate.assets.respond import asset_response
+from assetgate.budget import rate_limited
 from assetgate.errors import AppError
+from assetgate.minify.respond import asset_response
 from assetgate.packages.address import LibraryAddress, PackageAddress, parse_address
 from assetgate.packages.bodies import (
     CROSS_ORIGIN,
@@ -35,15 +36,16 @@ from assetgate.packages.bodies import (
     pinned_headers,
     pinned_raw_headers,
 )
+from assetgate.packages.ingest import Packages, Upstreams
 from assetgate.packages.mediatypes import media_type
 from assetgate.packages.openapi import OPENAPI
 from assetgate.packages.query import parse_search_query
 from assetgate.packages.registry import pick_registry
 from assetgate.packages.search import Search, is_ready
-from assetgate.packages.service import Packages, Upstreams
 from assetgate.packages.store import FileRow, Namespace, Store
 from assetgate.packages.versions import is_exact
-from assetgate.resources import Part, Resources, part_state, rate_limited, resources
+from assetgate.part import Part, part_state
+from assetgate.resources import Resources, resources
 from assetgate.web.caching import is_not_modified, make_etag
 
 ALIAS_CACHE: Final = "public, max-age=300"

@@ -20,9 +20,9 @@ from urllib.parse import unquote
 from assetgate.errors import AppError
 from assetgate.packages import catalogs
 from assetgate.packages.catalogs import UpstreamError
+from assetgate.packages.ingest import Packages
 from assetgate.packages.merge import Hit, merge_hits, rank_hits
 from assetgate.packages.query import SearchQuery
-from assetgate.packages.service import Packages
 from assetgate.packages.store import Store
 
 log = logging.getLogger("assetgate.packages")

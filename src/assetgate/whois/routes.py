@@ -22,8 +22,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from assetgate.budget import rate_limited
 from assetgate.errors import AppError
-from assetgate.resources import Part, Resources, part_state, rate_limited
+from assetgate.part import Part, part_state
+from assetgate.resources import Resources
 from assetgate.settings import Settings
 from assetgate.web.params import read_bool
 from assetgate.web.responses import new_error_id

@@ -3,8 +3,8 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from assetgate.assets.cache import AssetCache
-from assetgate.assets.render import Rendered
+from assetgate.minify.cache import AssetCache
+from assetgate.minify.render import Rendered
 
 pytestmark = pytest.mark.anyio
 

@@ -4,7 +4,7 @@ import gzip
 
 import pytest
 
-from assetgate.assets.sniff import looks_binary
+from assetgate.minify.sniff import looks_binary
 
 
 @pytest.mark.parametrize(

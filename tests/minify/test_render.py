@@ -3,8 +3,8 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
-from assetgate.assets.render import render_asset, render_file
-from assetgate.assets.spec import AssetPlan
+from assetgate.minify.render import render_asset, render_file
+from assetgate.minify.spec import AssetPlan
 
 CSS = b"a  {  color : red ;  }\n" * 50
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from assetgate.assets.minify import minify_css, minify_js
+from assetgate.minify.minifiers import minify_css, minify_js
 
 pytestmark = pytest.mark.anyio
 

@@ -6,10 +6,10 @@ from collections.abc import Callable
 
 import pytest
 
-from assetgate.assets.minify import minify_js
-from assetgate.assets.safejs import tidy_js
-from tests.assets.jsprograms import PROGRAMS, crlf, noisy, run_programs
+from assetgate.minify.minifiers import minify_js
+from assetgate.minify.safejs import tidy_js
 from tests.conftest import require_binary
+from tests.minify.jsprograms import PROGRAMS, crlf, noisy, run_programs
 
 VARIANTS: dict[str, Callable[[str], str]] = {
     "plain": lambda source: source,

@@ -1,7 +1,7 @@
 """Benchmark of CSS/JS minification (``min=1``) and JS safe mode against esbuild and lightningcss.
 
-    .venv/bin/python bench/assets.py              # about a minute on 2 cores
-    .venv/bin/python bench/assets.py --markdown   # also print the README table
+    .venv/bin/python bench/minify.py              # about a minute on 2 cores
+    .venv/bin/python bench/minify.py --markdown   # also print the README table
 
 Everything is measured in one run on the same files, so the ratios hold on a noisy machine:
 
@@ -44,10 +44,10 @@ PKG_DIR = WORK / "pkgs"
 OUT_DIR = WORK / "assets-out"
 sys.path.insert(0, str(REPO / "src"))
 
-from assetgate.assets.compress import gzip_bytes  # noqa: E402
-from assetgate.assets.minify import minify_css, minify_js  # noqa: E402
-from assetgate.assets.render import transform_bytes  # noqa: E402
-from assetgate.assets.spec import AssetPlan  # noqa: E402
+from assetgate.minify.compress import gzip_bytes  # noqa: E402
+from assetgate.minify.minifiers import minify_css, minify_js  # noqa: E402
+from assetgate.minify.render import transform_bytes  # noqa: E402
+from assetgate.minify.spec import AssetPlan  # noqa: E402
 
 TOOLS = {"esbuild": "0.28.2", "lightningcss": "1.33.0", "lightningcss-cli": "1.33.0"}
 # (package@version, file inside the package, short name)
@@ -263,8 +263,8 @@ def cache_hit_latency(path: Path) -> tuple[float, float]:
     from starlette.routing import Route
     from starlette.types import Message
 
-    from assetgate.assets.cache import AssetCache
-    from assetgate.assets.respond import asset_response
+    from assetgate.minify.cache import AssetCache
+    from assetgate.minify.respond import asset_response
     from assetgate.web.workgate import WorkGate
 
     gate, cache = WorkGate(2, 8), AssetCache(64 * 1024 * 1024)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from assetgate.assets.jsscan import Scan, Span, scan
+from assetgate.minify.jsscan import Scan, Span, scan
 
 # Cheap pre-check: with none of these present there is nothing to tidy.
 _WORK: Final = re.compile(r"[ \t]\n|\n[ \t]*\n|\r|[ \t]\Z")

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from assetgate.assets.spec import AssetPlan, AssetSpec, kind_of, make_plan, parse_asset_spec
 from assetgate.errors import AppError
+from assetgate.minify.spec import AssetPlan, AssetSpec, kind_of, make_plan, parse_asset_spec
 
 
 @pytest.mark.parametrize(

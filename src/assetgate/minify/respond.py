@@ -26,15 +26,16 @@ import rjsmin
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 
-from assetgate.assets.cache import AssetCache
-from assetgate.assets.render import Rendered, render_file
-from assetgate.assets.sniff import SNIFF_BYTES, looks_binary
-from assetgate.assets.spec import MEDIA_TYPES, kind_of, make_plan, parse_asset_spec
 from assetgate.errors import AppError
+from assetgate.minify.cache import AssetCache
+from assetgate.minify.render import Rendered, render_file
+from assetgate.minify.sniff import SNIFF_BYTES, looks_binary
+from assetgate.minify.spec import MEDIA_TYPES, kind_of, make_plan, parse_asset_spec
 from assetgate.web.caching import make_etag, request_is_not_modified, validator_headers
+from assetgate.web.savings import savings_headers
 from assetgate.web.workgate import WorkGate
 
-log = logging.getLogger("assetgate.assets")
+log = logging.getLogger("assetgate.minify")
 
 # Part of every ETag: a new minifier or scanner may produce other bytes for the same file.
 ENGINE_VERSION: Final = f"assets-1/rjsmin-{rjsmin.__version__}/rcssmin-{rcssmin.__version__}"
@@ -42,13 +43,6 @@ ENGINE_VERSION: Final = f"assets-1/rjsmin-{rjsmin.__version__}/rcssmin-{rcssmin.
 
 def is_asset(path: Path | str) -> bool:
     return kind_of(path) is not None
-
-
-def compression_ratio(original: int, compressed: int) -> str:
-    """Reduction relative to the source, as ``<number>%`` (spec §2.3)."""
-    if original <= 0:
-        return "0.0%"
-    return f"{(original - compressed) * 100 / original:.1f}%"
 
 
 def _read_head(source: Path) -> bytes:
@@ -139,11 +133,7 @@ def _result_headers(rendered: Rendered) -> dict[str, str]:
             "X-Optimizer-Status": "passthrough",
             "X-Original-Size": str(rendered.original_size),
         }
-    headers = {
-        "X-Original-Size": str(rendered.original_size),
-        "X-Compressed-Size": str(len(rendered.body)),
-        "X-Compression-Ratio": compression_ratio(rendered.original_size, len(rendered.body)),
-    }
+    headers = savings_headers(rendered.original_size, len(rendered.body))
     if rendered.encoding == "gzip":
         headers["Content-Encoding"] = "gzip"
     return headers

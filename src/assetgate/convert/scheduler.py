@@ -36,7 +36,9 @@ log = logging.getLogger("assetgate.convert")
 
 
 @dataclass(slots=True)
-class Outcome:
+class Conversion:
+    """One upload's job: the options it ran with, where its WebP goes, and how it ended."""
+
     options: ConvertOptions
     output: Path
     converted: Converted | None = None
@@ -82,16 +84,18 @@ def convert_file(
     return to_webp(source, output, inspect(source, filename, limits), options, limits)
 
 
-class Pipeline:
+class Scheduler:
+    """The conversion jobs of one request (see the module docstring for the order rules)."""
+
     def __init__(self, gate: WorkGate, limits: DecodeLimits, workdir: Path) -> None:
         self.gate = gate
         self.limits = limits
         self.workdir = workdir
-        self.outcomes: dict[int, Outcome] = {}
+        self.conversions: dict[int, Conversion] = {}
         self.first_failure: int | None = None
         self.final: ConvertOptions | None = None
         self._attempt = itertools.count()
-        self._send, self._receive = anyio.create_memory_object_stream[tuple[Upload, Outcome]](
+        self._send, self._receive = anyio.create_memory_object_stream[tuple[Upload, Conversion]](
             math.inf
         )
 
@@ -107,59 +111,65 @@ class Pipeline:
             return
         error = extension_error(upload)
         output = self.workdir / f"output-{next(self._attempt)}.webp"
-        outcome = Outcome(options, output, error=error)
-        self.outcomes[upload.index] = outcome
+        conversion = Conversion(options, output, error=error)
+        self.conversions[upload.index] = conversion
         if error is not None:
             self._failed(upload.index)
             return
-        self._send.send_nowait((upload, outcome))
+        self._send.send_nowait((upload, conversion))
 
     def finish(self, uploads: Sequence[Upload], options: ConvertOptions) -> None:
         """The body is complete: (re)queue what is missing or ran with other options, then close."""
         self.final = options
         for upload in uploads:
-            outcome = self.outcomes.get(upload.index)
-            if outcome is None or (outcome.error is None and outcome.options != options):
+            conversion = self.conversions.get(upload.index)
+            if conversion is None or (conversion.error is None and conversion.options != options):
                 self.submit(upload, options)
         self._send.close()
 
-    def results(self, uploads: Sequence[Upload]) -> list[Outcome]:
+    def results(self, uploads: Sequence[Upload]) -> list[Conversion]:
         """Outcomes in upload order; raises the first failure in that order."""
-        outcomes = [self.outcomes[upload.index] for upload in uploads]
-        for outcome in outcomes:
-            if outcome.error is not None:
-                raise outcome.error
-            assert outcome.converted is not None
-        return outcomes
+        conversions = [self.conversions[upload.index] for upload in uploads]
+        for conversion in conversions:
+            if conversion.error is not None:
+                raise conversion.error
+            assert conversion.converted is not None
+        return conversions
 
     def _failed(self, index: int) -> None:
         if self.first_failure is None or index < self.first_failure:
             self.first_failure = index
 
-    def _current(self, upload: Upload, outcome: Outcome) -> bool:
+    def _current(self, upload: Upload, conversion: Conversion) -> bool:
         """False for a job superseded by a later submit, stale options, or after a failure."""
-        if self.outcomes.get(upload.index) is not outcome:
+        if self.conversions.get(upload.index) is not conversion:
             return False
-        if self.final is not None and outcome.options != self.final:
+        if self.final is not None and conversion.options != self.final:
             return False
         return self.first_failure is None or upload.index < self.first_failure
 
-    async def _worker(self, jobs: MemoryObjectReceiveStream[tuple[Upload, Outcome]]) -> None:
+    async def _worker(self, jobs: MemoryObjectReceiveStream[tuple[Upload, Conversion]]) -> None:
         async with jobs:
-            async for upload, outcome in jobs:
-                if not self._current(upload, outcome):
+            async for upload, conversion in jobs:
+                if not self._current(upload, conversion):
                     continue
-                job = (upload.path, upload.filename, outcome.output, outcome.options, self.limits)
+                job = (
+                    upload.path,
+                    upload.filename,
+                    conversion.output,
+                    conversion.options,
+                    self.limits,
+                )
                 try:
-                    outcome.converted = await self.gate.run(convert_file, *job)
+                    conversion.converted = await self.gate.run(convert_file, *job)
                 except AppError as exc:
-                    outcome.error = as_file_error(upload, exc)
+                    conversion.error = as_file_error(upload, exc)
                     self._failed(upload.index)
                 except Exception as exc:
-                    outcome.error = file_error(upload, "could not be converted (internal error)")
+                    conversion.error = file_error(upload, "could not be converted (internal error)")
                     log.error(
                         "error_id=%s converting an upload failed",
-                        outcome.error.error_id,
+                        conversion.error.error_id,
                         exc_info=exc,
                     )
                     self._failed(upload.index)

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from assetgate.assets.render import Rendered
+from assetgate.minify.render import Rendered
 
 
 class AssetCache:

@@ -32,7 +32,7 @@ from typing import Final
 import rcssmin
 import rjsmin
 
-from assetgate.assets.jsscan import ScanError, scan
+from assetgate.minify.jsscan import ScanError, scan
 
 # Noncharacters (never used for interchange, unlike private-use icons in font CSS/JS).
 _PLACEHOLDER_BYTES: Final = "`\ufdd0`".encode()  # rjsmin keeps it as it keeps any template

@@ -19,10 +19,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from assetgate.assets.cache import AssetCache
-from assetgate.assets.minify import minify_css, minify_js
-from assetgate.assets.respond import asset_response, compression_ratio, is_asset
 from assetgate.errors import AppError
+from assetgate.minify.cache import AssetCache
+from assetgate.minify.minifiers import minify_css, minify_js
+from assetgate.minify.respond import asset_response, is_asset
 from assetgate.web.paths import resolve_under
 from assetgate.web.responses import on_app_error
 from assetgate.web.workgate import WorkGate
@@ -302,7 +302,7 @@ async def test_over_the_size_cap_is_served_unchanged_and_logged(
 ) -> None:
     async with make_harness(tmp_path, max_bytes=100) as harness:
         harness.write("big.css", CSS)
-        with caplog.at_level(logging.INFO, logger="assetgate.assets"):
+        with caplog.at_level(logging.INFO, logger="assetgate.minify"):
             response = await harness.client.get("/big.css?min=1&compress=1")
     assert response.status_code == 200
     assert response.content == CSS
@@ -316,7 +316,7 @@ async def test_minifier_failure_serves_the_original_and_logs_once(
 ) -> None:
     source = "var x = `${ `a` }`;  // `\ufdd0` makes the template guard refuse\n".encode()
     harness.write("odd.js", source)
-    with caplog.at_level(logging.WARNING, logger="assetgate.assets"):
+    with caplog.at_level(logging.WARNING, logger="assetgate.minify"):
         first = await harness.client.get("/odd.js?min=1", headers=NO_GZIP)
         second = await harness.client.get("/odd.js?min=1", headers=NO_GZIP)
     assert first.status_code == second.status_code == 200
@@ -360,14 +360,6 @@ async def test_cpu_work_goes_through_the_gate(tmp_path: Path) -> None:
         assert busy.headers["retry-after"] == "1"
         assert passthrough.status_code == 200  # serving a file needs no CPU slot
         assert (await harness.client.get("/a.css?min=1")).status_code == 200
-
-
-@pytest.mark.parametrize(
-    ("original", "compressed", "ratio"),
-    [(1000, 250, "75.0%"), (3, 2, "33.3%"), (0, 0, "0.0%"), (10, 10, "0.0%")],
-)
-def test_compression_ratio(original: int, compressed: int, ratio: str) -> None:
-    assert compression_ratio(original, compressed) == ratio
 
 
 def test_is_asset() -> None:

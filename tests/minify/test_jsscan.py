@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from assetgate.assets.jsscan import ScanError, _slash_starts_regex, scan
+from assetgate.minify.jsscan import ScanError, _slash_starts_regex, scan
 
 
 def template_texts(source: str) -> list[str]:

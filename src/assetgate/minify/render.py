@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from assetgate.assets.compress import gzip_bytes
-from assetgate.assets.jsscan import ScanError
-from assetgate.assets.minify import MinifyError, minify_css, minify_js
-from assetgate.assets.safejs import tidy_js
-from assetgate.assets.spec import AssetPlan, Encoding
+from assetgate.minify.compress import gzip_bytes
+from assetgate.minify.jsscan import ScanError
+from assetgate.minify.minifiers import MinifyError, minify_css, minify_js
+from assetgate.minify.safejs import tidy_js
+from assetgate.minify.spec import AssetPlan, Encoding
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,9 +4,9 @@ import re
 
 import pytest
 
-from assetgate.assets.jsscan import ScanError, scan
-from assetgate.assets.safejs import tidy_js
-from tests.assets.jsprograms import PROGRAMS, crlf, noisy
+from assetgate.minify.jsscan import ScanError, scan
+from assetgate.minify.safejs import tidy_js
+from tests.minify.jsprograms import PROGRAMS, crlf, noisy
 
 WHITESPACE = re.compile(r"\s+")
 

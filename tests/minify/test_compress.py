@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import gzip
 
-from assetgate.assets.compress import gzip_bytes
+from assetgate.minify.compress import gzip_bytes
 
 
 def test_round_trip_and_deterministic_header() -> None:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from assetgate.assets.minify import MinifyError, _last_nesting, minify_css, minify_js
+from assetgate.minify.minifiers import MinifyError, _last_nesting, minify_css, minify_js
 
 CSS_CASES = [
     # hacks for old IE survive as written
