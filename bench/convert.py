@@ -136,9 +136,10 @@ def wait_for_quiet(max_wait_s: float, threshold: float = 0.15) -> float:
 def bench_per_megapixel(
     inputs: list[Input], workdir: Path, effort: int, repeat: int
 ) -> list[dict[str, Any]]:
-    from assetgate.convert.convert import DecodeLimits, inspect, to_webp
+    from assetgate.convert.convert import inspect, to_webp
     from assetgate.convert.options import ConvertOptions
     from assetgate.imaging import vips
+    from assetgate.imaging.limits import DecodeLimits
     from assetgate.settings import Settings
 
     settings = Settings()
@@ -147,7 +148,7 @@ def bench_per_megapixel(
     if cwebp is None:
         raise SystemExit("cwebp is not installed (Debian package: webp)")
     options = ConvertOptions(quality=QUALITY, lossless=False, effort=effort)
-    limits = DecodeLimits(settings.max_input_pixels, settings.max_animation_frames)
+    limits = DecodeLimits.from_settings(settings)
     rows = []
     for item in inputs:
         ours_out = workdir / f"ours-{item.name}.webp"

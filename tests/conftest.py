@@ -47,6 +47,9 @@ def docroot(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def make_settings(docroot: Path, tmp_path: Path) -> Callable[..., Settings]:
+    work_dir = tmp_path / "work"  # ASSETGATE_WORK_DIR: conversion's files stay in the test's dir
+    work_dir.mkdir(exist_ok=True)
+
     def build(**overrides: Any) -> Settings:
         values: dict[str, Any] = {
             "root": docroot,
@@ -54,6 +57,7 @@ def make_settings(docroot: Path, tmp_path: Path) -> Callable[..., Settings]:
             "npm_registry": "http://127.0.0.1:9/",
             "library_api": "http://127.0.0.1:9",
             "library_files": "http://127.0.0.1:9/libs",
+            "work_dir": work_dir,
         }
         values.update(overrides)
         return Settings(**values)

@@ -30,3 +30,13 @@ def test_invalid_values_are_rejected(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ASSETGATE_PORT", "70000")
     with pytest.raises(ValueError, match="port"):
         Settings()
+
+
+def test_work_dir_must_be_an_existing_directory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("ASSETGATE_WORK_DIR", str(tmp_path))
+    assert Settings().work_dir == tmp_path
+    monkeypatch.setenv("ASSETGATE_WORK_DIR", str(tmp_path / "missing"))
+    with pytest.raises(ValueError, match="work_dir"):
+        Settings()

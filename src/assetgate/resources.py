@@ -12,6 +12,7 @@ from typing import cast
 import httpx
 from starlette.requests import Request
 
+from assetgate.imaging.limits import DecodeLimits
 from assetgate.minify.cache import AssetCache
 from assetgate.settings import Settings
 from assetgate.web.metrics import Metrics
@@ -27,6 +28,7 @@ class Resources:
     limiter: RateLimiter
     assets: AssetCache  # minified/gzipped CSS and JS, shared by the optimizer and packages
     metrics: Metrics
+    decode_limits: DecodeLimits  # what one image decode may cost, for the optimizer and convert
 
     @classmethod
     def build(cls, settings: Settings, http: httpx.AsyncClient) -> Resources:
@@ -37,6 +39,7 @@ class Resources:
             limiter=RateLimiter.from_settings(settings),
             assets=AssetCache(settings.asset_cache_bytes),
             metrics=Metrics.build(),
+            decode_limits=DecodeLimits.from_settings(settings),
         )
 
 

@@ -76,6 +76,7 @@ class Settings(BaseSettings):
     upload_max_bytes: int = Field(default=25 * 1024 * 1024, ge=1)
     upload_max_files: int = Field(default=20, ge=1)
     upload_max_total_bytes: int = Field(default=100 * 1024 * 1024, ge=1)
+    work_dir: Path | None = None  # where conversion writes its per-request files; None: system temp
 
     # --- whois (D) ----------------------------------------------------------------------------
     whois_servers: Path | None = None
@@ -108,6 +109,14 @@ class Settings(BaseSettings):
             raise ValueError(
                 "expected a rate in limits notation such as '100/10 seconds'"
             ) from None
+        return value
+
+    @field_validator("work_dir")
+    @classmethod
+    def _existing_directory(cls, value: Path | None) -> Path | None:
+        """Checked here so a wrong path stops the server at start, not every upload with a 500."""
+        if value is not None and not value.is_dir():
+            raise ValueError(f"expected an existing directory, got {str(value)!r}")
         return value
 
     @field_validator(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import tempfile
 import threading
 import zipfile
 from collections.abc import AsyncIterator, Callable
@@ -32,15 +31,6 @@ Files = list[tuple[str, tuple[str, bytes, str]]]
 
 def files(*samples: Sample) -> Files:
     return [("images", (s.name, s.data, "application/octet-stream")) for s in samples]
-
-
-@pytest.fixture
-def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The route's temporary directories land here, so a test can see they are gone."""
-    directory = tmp_path / "tmp"
-    directory.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(directory))
-    return directory
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import tempfile
 import zipfile
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -32,14 +31,6 @@ def part(name: str, data: bytes, filename: str | None = None) -> bytes:
 
 def body(*parts: bytes) -> bytes:
     return b"".join(parts) + f"--{BOUNDARY}--\r\n".encode()
-
-
-@pytest.fixture
-def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    directory = tmp_path / "tmp"
-    directory.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(directory))
-    return directory
 
 
 @pytest.fixture

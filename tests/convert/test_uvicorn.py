@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import logging
 import socket
-import tempfile
 import threading
 import time
 import zipfile
@@ -19,14 +18,6 @@ import uvicorn
 from assetgate.app import create_app
 from assetgate.settings import Settings
 from tests.convert.samples import MAKERS, decode_webp, sample
-
-
-@pytest.fixture
-def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    directory = tmp_path / "tmp"
-    directory.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(directory))
-    return directory
 
 
 @pytest.fixture

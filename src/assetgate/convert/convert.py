@@ -3,7 +3,8 @@
 The conversion interface accepts exactly what the optimizer decodes: the same magic-byte
 allow-list (``imaging.formats.sniff``), the same header probe with the same pixel limit, the
 same strict decoders (``imaging.load``) and the same encoder table (``imaging.encode``). So the
-two interfaces cannot drift apart on what counts as a supported image or a bomb.
+two interfaces cannot drift apart on what counts as a supported image or a bomb. Only pixels reach
+the encoder: no EXIF, GPS, XMP or ICC in the output.
 
 Split in two on purpose: ``inspect`` reads only the header (cheap, done for every file before any
 work starts, so a bad third file is reported before the first two were converted for nothing);
@@ -12,24 +13,17 @@ work starts, so a bad third file is reported before the first two were converted
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-import pyvips
-
 from assetgate.convert.options import ConvertOptions
-from assetgate.convert.webp import encode_animation, encode_still, is_animated, to_pillow
 from assetgate.errors import AppError
+from assetgate.imaging.encode import encode, encode_webp_still
 from assetgate.imaging.formats import HEAD_BYTES, WEBP_MAX_SIDE, InputFormat, sniff
+from assetgate.imaging.frames import frame_geometry
+from assetgate.imaging.limits import DecodeLimits
 from assetgate.imaging.load import SourceInfo, decoding, open_image, probe
-
-
-@dataclass(frozen=True, slots=True)
-class DecodeLimits:
-    max_pixels: int
-    max_frames: int
-    disabled: Collection[str] = ()
+from assetgate.imaging.pillow import to_pillow
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,10 +63,7 @@ def to_webp(
     options: ConvertOptions,
     limits: DecodeLimits,
 ) -> Converted:
-    """Decode strictly (EXIF-rotated, sRGB, every frame of an animation), encode WebP, write it.
-
-    Only pixels reach the encoder: no EXIF, GPS, XMP or ICC in the output (``convert.webp``).
-    """
+    """Decode strictly (EXIF-rotated, sRGB, every frame of an animation), encode WebP, write it."""
     with decoding():
         image = open_image(
             source,
@@ -87,18 +78,10 @@ def to_webp(
         width, height, pages = frame_geometry(image)
         encoder = {"quality": options.quality, "effort": options.effort}
         if pages > 1:
-            data = encode_animation(image, lossless=options.lossless, **encoder)
+            data = encode(image, "webp", lossless=options.lossless, **encoder)
         else:
             still = to_pillow(image)
             del image  # frees the decoded buffer before the encoder allocates its planes
-            data = encode_still(still, lossless=options.lossless, **encoder)
+            data = encode_webp_still(still, lossless=options.lossless, **encoder)
     destination.write_bytes(data)
     return Converted(width=width, height=height, pages=pages, size=len(data))
-
-
-def frame_geometry(image: pyvips.Image) -> tuple[int, int, int]:
-    """(width, height of one frame, frame count) of a decoded image or toilet-roll animation."""
-    if is_animated(image):
-        page_height = int(image.get("page-height"))
-        return image.width, page_height, image.height // page_height
-    return image.width, image.height, 1

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
 
+from assetgate.imaging.formats import DEFAULT_QUALITY
 from assetgate.web.params import read_flag, require_int
-
-DEFAULT_QUALITY: Final = 85
 
 
 @dataclass(frozen=True, slots=True)

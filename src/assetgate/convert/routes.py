@@ -29,7 +29,6 @@ from starlette.routing import Route
 
 from assetgate.budget import rate_limited
 from assetgate.convert.archive import write_zip
-from assetgate.convert.convert import DecodeLimits
 from assetgate.convert.names import make_content_disposition, make_entry_names
 from assetgate.convert.options import parse_options
 from assetgate.convert.scheduler import Conversion, Scheduler
@@ -86,16 +85,13 @@ async def respond(request: Request) -> Response:
         max_files=settings.upload_max_files,
         max_body_bytes=settings.upload_max_total_bytes,
     )
-    decode_limits = DecodeLimits(
-        max_pixels=settings.max_input_pixels,
-        max_frames=settings.max_animation_frames,
-        disabled=tuple(settings.disabled_codecs),
-    )
     workdir = Path(
-        await anyio.to_thread.run_sync(partial(tempfile.mkdtemp, prefix="assetgate-convert-"))
+        await anyio.to_thread.run_sync(
+            partial(tempfile.mkdtemp, prefix="assetgate-convert-", dir=settings.work_dir)
+        )
     )
     try:
-        uploads, conversions = await convert_body(request, res, limits, decode_limits, workdir)
+        uploads, conversions = await convert_body(request, res, limits, workdir)
         names = make_entry_names([upload.filename for upload in uploads])
         if len(uploads) == 1:
             body, media_type, filename = conversions[0].output, "image/webp", names[0]
@@ -127,12 +123,11 @@ async def convert_body(
     request: Request,
     res: Resources,
     limits: UploadLimits,
-    decode_limits: DecodeLimits,
     workdir: Path,
 ) -> tuple[list[Upload], list[Conversion]]:
     """Receive the body and convert its images, each starting as soon as it has arrived."""
     effort = res.settings.webp_effort
-    scheduler = Scheduler(res.gate, decode_limits, workdir)
+    scheduler = Scheduler(res.gate, res.decode_limits, workdir)
 
     def on_upload(upload: Upload, fields: Mapping[str, str]) -> None:
         try:

@@ -24,11 +24,12 @@ from pathlib import Path
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from assetgate.convert.convert import Converted, DecodeLimits, inspect, to_webp
+from assetgate.convert.convert import Converted, inspect, to_webp
 from assetgate.convert.names import extension, has_image_extension, shown_name
 from assetgate.convert.options import ConvertOptions
 from assetgate.convert.uploads import UPLOAD_FIELD, Upload
 from assetgate.errors import AppError
+from assetgate.imaging.limits import DecodeLimits
 from assetgate.web.responses import new_error_id
 from assetgate.web.workgate import WorkGate
 

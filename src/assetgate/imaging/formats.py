@@ -21,12 +21,16 @@ from __future__ import annotations
 import struct
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final, Literal, get_args
 
 InputFormat = Literal[
     "jpeg", "png", "apng", "gif", "webp", "avif", "bmp", "tiff", "tga", "pnm", "heif"
 ]
 OutputFormat = Literal["jpeg", "png", "gif", "webp", "avif"]
+
+#: What a loader reads from: the bytes themselves, or a file path (a ``str`` is a path too).
+ImageInput = bytes | bytearray | memoryview | Path | str
 
 INPUT_FORMATS: Final[tuple[InputFormat, ...]] = get_args(InputFormat)
 OUTPUT_FORMATS: Final[tuple[OutputFormat, ...]] = get_args(OutputFormat)
@@ -38,6 +42,9 @@ MEDIA_TYPES: Final[Mapping[OutputFormat, str]] = {
     "webp": "image/webp",
     "avif": "image/avif",
 }
+
+#: Quality of JPEG, WebP and AVIF output when none is asked for (optimizer and conversion alike).
+DEFAULT_QUALITY: Final = 85
 
 #: Formats whose frames we keep when animation is asked for.
 ANIMATED_FORMATS: Final = frozenset({"gif", "webp", "apng"})

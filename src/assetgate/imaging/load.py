@@ -1,11 +1,9 @@
 """Header probes and checked decoding of untrusted images (libvips first, Pillow where needed).
 
 Every decode is strict: libvips loaders run with ``fail_on=error`` so a truncated or corrupt file is
-an error (-> 415), not a grey half-image cached for a year; Pillow runs with ``formats=`` pinned to
-the one sniffed format and truncated images refused. Limits are decided from headers before any
-pixel is decoded. pyvips-binary has no BMP, TGA or PNM loader and libvips' PNG loader sees only the
-first APNG frame, so those go through Pillow; HEIC (HEVC) goes through pillow-heif because the
-wheel's libheif has no HEVC decoder. User strings never reach ``new_from_file`` (which parses
+an error (-> 415), not a grey half-image cached for a year; the formats libvips lacks go through
+``imaging.pillow`` (pinned to the sniffed format, truncated images refused). Limits are decided from
+headers before any pixel is decoded. User strings never reach ``new_from_file`` (which parses
 ``[options]`` out of file names): files are opened as ``pyvips.Source`` objects.
 
 API:
@@ -36,7 +34,6 @@ API:
 
 from __future__ import annotations
 
-import io
 import logging
 import os
 from collections.abc import Collection, Iterator
@@ -45,25 +42,33 @@ from pathlib import Path
 from typing import Any, Final
 
 import pyvips
-from PIL import Image as PILImage
-from PIL import ImageSequence, UnidentifiedImageError
 
 from assetgate.errors import AppError
-from assetgate.imaging.formats import ANIMATED_FORMATS, InputFormat, SourceInfo, codec_disabled
+from assetgate.imaging.formats import (
+    ANIMATED_FORMATS,
+    ImageInput,
+    InputFormat,
+    SourceInfo,
+    codec_disabled,
+)
+from assetgate.imaging.pillow import (
+    PILLOW_FORMATS,
+    decode_apng_frames,
+    decode_heif,
+    decode_pillow,
+    probe_pillow,
+)
 
 __all__ = [
     "ImageInput",
     "SourceInfo",
     "decoding",
-    "from_pillow",
     "open_image",
     "probe",
     "to_srgb8",
 ]
 
 log = logging.getLogger("assetgate.imaging")
-
-ImageInput = bytes | bytearray | memoryview | Path | str
 
 _VIPS_LOADERS: Final[dict[str, str]] = {
     "jpeg": "jpegload_source",
@@ -75,14 +80,12 @@ _VIPS_LOADERS: Final[dict[str, str]] = {
     "avif": "heifload_source",
     "heif": "heifload_source",
 }
-_PILLOW_FORMATS: Final[dict[str, str]] = {"bmp": "BMP", "tga": "TGA", "pnm": "PPM", "apng": "PNG"}
 # An error detail with any of these words comes from reading the input (even when the saver
 # pulling pixels through the pipeline is the one that reports it).
 _READ_WORDS: Final = (
     "load", "read", "premature", "corrupt", "truncat", "not enough data", "decod", "invalid",
     "bad ", "tile", "eof", "end of",
 )  # fmt: skip
-_ALPHA_MODES: Final = frozenset({"RGBA", "LA", "PA", "RGBa", "La"})
 
 
 @contextmanager
@@ -108,7 +111,7 @@ def probe(
 ) -> SourceInfo:
     _check_codec(fmt, disabled)
     with decoding():
-        info = _probe_pillow(src, fmt) if fmt in _PILLOW_FORMATS else _probe_vips(src, fmt)
+        info = probe_pillow(src, fmt) if fmt in PILLOW_FORMATS else _probe_vips(src, fmt)
     if info.pixels > max_pixels:
         raise _too_large(info.width, info.height, max_pixels)
     if fmt == "gif":
@@ -149,14 +152,6 @@ def _probe_vips(src: ImageInput, fmt: InputFormat) -> SourceInfo:
     return SourceInfo(width, height, pages, bool(image.hasalpha()), fmt, orientation)
 
 
-def _probe_pillow(src: ImageInput, fmt: InputFormat) -> SourceInfo:
-    with _pillow_open(src, fmt) as im:
-        width, height = im.size
-        pages = int(getattr(im, "n_frames", 1)) if fmt == "apng" else 1
-        alpha = im.mode in _ALPHA_MODES or "transparency" in im.info
-        return SourceInfo(width, height, max(1, pages), alpha, fmt, 1)
-
-
 # --- open -----------------------------------------------------------------------------------
 
 
@@ -188,9 +183,11 @@ def open_image(
     shrink = _jpeg_shrink(info, size) if size and fast_shrink and fmt == "jpeg" else 1
     with decoding():
         if fmt == "apng" and keep_frames:
-            image = _apng_frames(src)
-        elif fmt in ("bmp", "tga", "pnm") or (fmt == "heif" and _needs_pillow_heif(src)):
-            image = _pillow_decode(src, fmt)
+            image = decode_apng_frames(src)
+        elif fmt == "heif" and _needs_pillow_heif(src):
+            image = decode_heif(src)
+        elif fmt in ("bmp", "tga", "pnm"):
+            image = decode_pillow(src, fmt)
         elif size is not None and shrink > 1:
             return _fast_jpeg(src, size, shrink, info.orientation)
         elif size is not None:
@@ -304,57 +301,7 @@ def _orientation(image: pyvips.Image) -> int:
     return value if 1 <= value <= 8 else 1
 
 
-# --- Pillow and pillow-heif paths ----------------------------------------------------------
-
-
-def _pillow_open(src: ImageInput, fmt: InputFormat) -> PILImage.Image:
-    stream: Any = src if isinstance(src, Path | str) else io.BytesIO(src)
-    try:
-        return PILImage.open(stream, formats=[_PILLOW_FORMATS[fmt]])
-    except (PILImage.DecompressionBombError, PILImage.DecompressionBombWarning):
-        raise AppError.too_large("image dimensions exceed the decoder's safety limit") from None
-    except UnidentifiedImageError:
-        raise AppError.unsupported_media("image header cannot be read") from None
-
-
-def _pillow_decode(src: ImageInput, fmt: InputFormat) -> pyvips.Image:
-    if fmt == "heif":
-        return _heif_decode(src)
-    with _pillow_open(src, fmt) as im:
-        im.load()
-        return from_pillow(im)
-
-
-def from_pillow(im: PILImage.Image) -> pyvips.Image:
-    """A decoded Pillow image -> 8-bit vips image (grey, grey+alpha, RGB or RGBA)."""
-    alpha = im.mode in _ALPHA_MODES or "transparency" in im.info
-    if im.mode == "F" or im.mode.startswith("I"):
-        im = im.convert("I").point(lambda v: v * (1 / 257))  # 16-bit samples -> 0..255
-    grey = im.mode in ("1", "L", "LA", "La", "I")
-    target = ("LA" if alpha else "L") if grey else ("RGBA" if alpha else "RGB")
-    converted = im.convert(target)
-    bands = len(target)
-    image = pyvips.Image.new_from_memory(
-        converted.tobytes(), converted.width, converted.height, bands, "uchar"
-    )
-    return image.copy(interpretation="b-w" if bands <= 2 else "srgb")
-
-
-def _apng_frames(src: ImageInput) -> pyvips.Image:
-    with _pillow_open(src, "apng") as im:
-        width, height = im.size
-        delays: list[int] = []
-        chunks: list[bytes] = []
-        for frame in ImageSequence.Iterator(im):
-            chunks.append(frame.convert("RGBA").tobytes())
-            delays.append(int(frame.info.get("duration", 100) or 100))
-        loop = int(im.info.get("loop", 0))
-    image = pyvips.Image.new_from_memory(b"".join(chunks), width, height * len(chunks), 4, "uchar")
-    image = image.copy(interpretation="srgb")
-    image.set_type(pyvips.GValue.gint_type, "page-height", height)
-    image.set_type(pyvips.GValue.array_int_type, "delay", delays)
-    image.set_type(pyvips.GValue.gint_type, "loop", loop)
-    return image
+# --- HEIF: which decoder ----------------------------------------------------------------
 
 
 def _needs_pillow_heif(src: ImageInput) -> bool:
@@ -367,20 +314,6 @@ def _needs_pillow_heif(src: ImageInput) -> bool:
     return str(compression).lower() != "av1"
 
 
-def _heif_decode(src: ImageInput) -> pyvips.Image:
-    try:
-        import pillow_heif
-    except ImportError:  # pragma: no cover - a dependency, but keep the 501 honest
-        raise AppError.not_implemented("no HEIC/HEIF decoder is installed") from None
-    data: Any = str(src) if isinstance(src, Path | str) else bytes(src)
-    try:
-        heif = pillow_heif.open_heif(data, convert_hdr_to_8bit=True)
-        im = heif.to_pillow()
-    except (ValueError, RuntimeError) as exc:
-        raise AppError.unsupported_media("image data is truncated or corrupt") from exc
-    return from_pillow(im)
-
-
 # --- checks ---------------------------------------------------------------------------------
 
 
@@ -388,7 +321,7 @@ def _check_codec(fmt: InputFormat, disabled: Collection[str]) -> None:
     if codec_disabled(fmt, disabled):
         raise AppError.not_implemented(f"the {fmt} decoder is not available on this server")
     loader = _VIPS_LOADERS.get(fmt)
-    if fmt not in _PILLOW_FORMATS and loader and not pyvips.type_find("VipsOperation", loader):
+    if fmt not in PILLOW_FORMATS and loader and not pyvips.type_find("VipsOperation", loader):
         raise AppError.not_implemented(f"the {fmt} decoder is not available on this server")
 
 

@@ -15,6 +15,7 @@ from typing import Final
 
 import pyvips
 
+from assetgate.imaging.frames import is_animated, make_roll, split_frames, timing
 from assetgate.optimizer.plan import Plan
 
 Step = Callable[[pyvips.Image, Plan], pyvips.Image]
@@ -112,35 +113,17 @@ STEPS: Final[tuple[Step, ...]] = (crop, resize, orient, blur_sharpen, tone, colo
 
 
 def run(image: pyvips.Image, plan: Plan) -> pyvips.Image:
-    page_height = _page_height(image)
-    if plan.animated and page_height and page_height < image.height:
-        return _run_frames(image, plan, page_height)
+    if plan.animated and is_animated(image):
+        delay, loop = timing(image)
+        frames = [_run_steps(frame, plan) for frame in split_frames(image)]
+        return make_roll(frames, delay=delay, loop=loop)
+    return _run_steps(image, plan)
+
+
+def _run_steps(image: pyvips.Image, plan: Plan) -> pyvips.Image:
     for step in STEPS:
         image = step(image, plan)
     return image
-
-
-def _run_frames(image: pyvips.Image, plan: Plan, page_height: int) -> pyvips.Image:
-    count = image.height // page_height
-    frames = []
-    for index in range(count):
-        frame = image.crop(0, index * page_height, image.width, page_height)
-        for step in STEPS:
-            frame = step(frame, plan)
-        frames.append(frame)
-    joined = pyvips.Image.arrayjoin(frames, across=1) if count > 1 else frames[0]
-    joined = joined.copy()
-    joined.set_type(pyvips.GValue.gint_type, "page-height", frames[0].height)
-    for name, gtype in (("delay", pyvips.GValue.array_int_type), ("loop", pyvips.GValue.gint_type)):
-        if image.get_typeof(name):
-            joined.set_type(gtype, name, image.get(name))
-    return joined
-
-
-def _page_height(image: pyvips.Image) -> int:
-    if not image.get_typeof("page-height"):
-        return 0
-    return int(image.get("page-height"))
 
 
 def _on_colour(image: pyvips.Image, fn: Callable[[pyvips.Image], pyvips.Image]) -> pyvips.Image:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from assetgate.errors import AppError
 from assetgate.imaging.formats import (
+    DEFAULT_QUALITY,
     MEDIA_TYPES,
     WEBP_MAX_SIDE,
     InputFormat,
@@ -23,7 +24,7 @@ from assetgate.imaging.formats import (
     as_output,
     codec_disabled,
 )
-from assetgate.optimizer.spec import DEFAULT_QUALITY, Gravity, ImageSpec
+from assetgate.optimizer.spec import Gravity, ImageSpec
 from assetgate.web.negotiation import accepts
 
 

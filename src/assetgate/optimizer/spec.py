@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from assetgate.errors import AppError
-from assetgate.imaging.formats import OutputFormat
+from assetgate.imaging.formats import DEFAULT_QUALITY, OutputFormat
 from assetgate.web.params import read_bool, read_choice, read_flag, read_int, read_str
 
 Gravity = Literal[
@@ -46,7 +46,6 @@ ROTATIONS: Final[Mapping[str, int]] = {
     str(angle): angle for angle in (-270, -180, -90, 0, 90, 180, 270)
 }
 MAX_SIDE: Final = 50_000
-DEFAULT_QUALITY: Final = 85
 #: Strength used for ``sharpen=true``.
 DEFAULT_SHARPEN: Final = 50
 
@@ -202,7 +201,14 @@ PARAMS: Final[tuple[Param, ...]] = (
         expected="6 hexadecimal digits",
     ),
     _int("sepia", 0, 100, "Sepia strength.", default=0),
-    _int("quality", 0, 100, "Quality of JPEG, WebP and AVIF output.", alias="q", default=85),
+    _int(
+        "quality",
+        0,
+        100,
+        "Quality of JPEG, WebP and AVIF output.",
+        alias="q",
+        default=DEFAULT_QUALITY,
+    ),
     Param(
         "format",
         "choice",

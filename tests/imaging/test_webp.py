@@ -1,4 +1,4 @@
-"""The still-image WebP path (Pillow's libwebp) against the imaging floor's encoder."""
+"""The still-image WebP path (Pillow's libwebp) against libvips' encoder, and the animated path."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import pytest
 import pyvips
 from PIL import Image, ImageChops, ImageStat
 
-from assetgate.convert.webp import encode_animation, encode_still, is_animated, to_pillow
-from assetgate.imaging.encode import encode
+from assetgate.imaging.encode import encode, encode_webp_still
+from assetgate.imaging.frames import is_animated
+from assetgate.imaging.pillow import to_pillow
 
 
 def gradient(width: int, height: int, bands: int) -> pyvips.Image:
@@ -33,8 +34,8 @@ def decode(data: bytes) -> Image.Image:
 
 def test_lossy_still_matches_the_libvips_encoder() -> None:
     image = gradient(96, 64, 3)
-    ours = decode(encode_still(to_pillow(image), quality=85, effort=2, lossless=False))
-    floor = decode(encode(image, "webp", quality=85, effort=2))
+    ours = decode(encode_webp_still(to_pillow(image), quality=85, effort=2, lossless=False))
+    floor = decode(image.webpsave_buffer(Q=85, effort=2, keep="none"))
     assert ours.size == floor.size == (96, 64)
     assert ours.mode == floor.mode == "RGB"
     diff = ImageStat.Stat(ImageChops.difference(ours, floor)).mean
@@ -44,7 +45,7 @@ def test_lossy_still_matches_the_libvips_encoder() -> None:
 @pytest.mark.parametrize(("bands", "mode"), [(1, "RGB"), (2, "RGBA"), (3, "RGB"), (4, "RGBA")])
 def test_lossless_is_pixel_exact(bands: int, mode: str) -> None:
     image = gradient(40, 30, bands)
-    out = decode(encode_still(to_pillow(image), quality=100, effort=4, lossless=True))
+    out = decode(encode_webp_still(to_pillow(image), quality=100, effort=4, lossless=True))
     assert out.mode == mode
     expected = image.colourspace("srgb") if bands <= 2 else image
     raw = expected.write_to_memory()
@@ -57,7 +58,7 @@ def test_animation_keeps_its_frames() -> None:
     roll.set_type(pyvips.GValue.gint_type, "page-height", 10)
     roll.set_type(pyvips.GValue.array_int_type, "delay", [50, 60, 70])
     assert is_animated(roll)
-    data = encode_animation(roll, quality=80, effort=2, lossless=False)
+    data = encode(roll, "webp", quality=80, effort=2)
     with Image.open(io.BytesIO(data), formats=["WEBP"]) as out:
         assert (out.size, out.n_frames) == ((20, 10), 3)
         durations = []
@@ -70,3 +71,10 @@ def test_animation_keeps_its_frames() -> None:
 
 def test_still_is_not_animated() -> None:
     assert not is_animated(gradient(8, 8, 3))
+
+
+def test_encode_sends_a_still_webp_through_the_one_still_encoder() -> None:
+    image = gradient(50, 40, 4)
+    assert encode(image, "webp", quality=70, effort=3) == encode_webp_still(
+        to_pillow(image), quality=70, effort=3
+    )

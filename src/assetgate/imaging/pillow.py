@@ -1,0 +1,110 @@
+"""The Pillow side of the imaging floor: the decoders libvips lacks, and the way pixels cross.
+
+pyvips-binary has no BMP, TGA or PNM loader and libvips' PNG loader sees only the first APNG frame,
+so those decode through Pillow, pinned to the one sniffed format (``formats=``) so a file cannot
+pick its own decoder. HEIC (HEVC) decodes through pillow-heif because the wheel's libheif has no
+HEVC decoder. Pixels cross both ways as one 8-bit buffer (``from_pillow`` / ``to_pillow``) and
+nothing else crosses, so no EXIF, XMP or ICC travels with them.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any, Final
+
+import pyvips
+from PIL import Image as PILImage
+from PIL import ImageSequence, UnidentifiedImageError
+
+from assetgate.errors import AppError
+from assetgate.imaging.formats import ImageInput, InputFormat, SourceInfo
+from assetgate.imaging.frames import mark_roll
+
+#: Formats Pillow decodes (and the Pillow format name pinned for each).
+PILLOW_FORMATS: Final[dict[str, str]] = {"bmp": "BMP", "tga": "TGA", "pnm": "PPM", "apng": "PNG"}
+_ALPHA_MODES: Final = frozenset({"RGBA", "LA", "PA", "RGBa", "La"})
+
+
+def probe_pillow(src: ImageInput, fmt: InputFormat) -> SourceInfo:
+    with _pillow_open(src, fmt) as im:
+        width, height = im.size
+        pages = int(getattr(im, "n_frames", 1)) if fmt == "apng" else 1
+        alpha = im.mode in _ALPHA_MODES or "transparency" in im.info
+        return SourceInfo(width, height, max(1, pages), alpha, fmt, 1)
+
+
+def decode_pillow(src: ImageInput, fmt: InputFormat) -> pyvips.Image:
+    """A BMP, TGA, PNM or (first-frame) PNG decoded whole by Pillow, as an 8-bit vips image."""
+    with _pillow_open(src, fmt) as im:
+        im.load()
+        return from_pillow(im)
+
+
+def _pillow_open(src: ImageInput, fmt: InputFormat) -> PILImage.Image:
+    stream: Any = src if isinstance(src, Path | str) else io.BytesIO(src)
+    try:
+        return PILImage.open(stream, formats=[PILLOW_FORMATS[fmt]])
+    except (PILImage.DecompressionBombError, PILImage.DecompressionBombWarning):
+        raise AppError.too_large("image dimensions exceed the decoder's safety limit") from None
+    except UnidentifiedImageError:
+        raise AppError.unsupported_media("image header cannot be read") from None
+
+
+def from_pillow(im: PILImage.Image) -> pyvips.Image:
+    """A decoded Pillow image -> 8-bit vips image (grey, grey+alpha, RGB or RGBA)."""
+    alpha = im.mode in _ALPHA_MODES or "transparency" in im.info
+    if im.mode == "F" or im.mode.startswith("I"):
+        im = im.convert("I").point(lambda v: v * (1 / 257))  # 16-bit samples -> 0..255
+    grey = im.mode in ("1", "L", "LA", "La", "I")
+    target = ("LA" if alpha else "L") if grey else ("RGBA" if alpha else "RGB")
+    converted = im.convert(target)
+    bands = len(target)
+    image = pyvips.Image.new_from_memory(
+        converted.tobytes(), converted.width, converted.height, bands, "uchar"
+    )
+    return image.copy(interpretation="b-w" if bands <= 2 else "srgb")
+
+
+def to_pillow(image: pyvips.Image) -> PILImage.Image:
+    """A still 8-bit sRGB or grey vips image -> Pillow RGBX/RGBA, mapped without a copy.
+
+    Computes the libvips pipeline (the decode happens here). A caller that can should drop its
+    own reference to ``image`` right after, so the decoded buffer is freed before encoding.
+    """
+    if image.bands in (1, 2):
+        image = image.colourspace("srgb")
+    mode = "RGBA" if image.bands == 4 else "RGBX"
+    if image.bands == 3:
+        image = image.bandjoin(255)
+    pixels = image.write_to_memory()
+    return PILImage.frombuffer(mode, (image.width, image.height), pixels, "raw", mode, 0, 1)
+
+
+def decode_apng_frames(src: ImageInput) -> pyvips.Image:
+    """Every APNG frame, composed to RGBA by Pillow, as a roll with the frame delays and loop."""
+    with _pillow_open(src, "apng") as im:
+        width, height = im.size
+        delays: list[int] = []
+        chunks: list[bytes] = []
+        for frame in ImageSequence.Iterator(im):
+            chunks.append(frame.convert("RGBA").tobytes())
+            delays.append(int(frame.info.get("duration", 100) or 100))
+        loop = int(im.info.get("loop", 0))
+    image = pyvips.Image.new_from_memory(b"".join(chunks), width, height * len(chunks), 4, "uchar")
+    return mark_roll(image.copy(interpretation="srgb"), height, delay=delays, loop=loop)
+
+
+def decode_heif(src: ImageInput) -> pyvips.Image:
+    """An HEVC-coded HEIF through pillow-heif, tone-mapped to 8 bits."""
+    try:
+        import pillow_heif
+    except ImportError:  # pragma: no cover - a dependency, but keep the 501 honest
+        raise AppError.not_implemented("no HEIC/HEIF decoder is installed") from None
+    data: Any = str(src) if isinstance(src, Path | str) else bytes(src)
+    try:
+        heif = pillow_heif.open_heif(data, convert_hdr_to_8bit=True)
+        im = heif.to_pillow()
+    except (ValueError, RuntimeError) as exc:
+        raise AppError.unsupported_media("image data is truncated or corrupt") from exc
+    return from_pillow(im)
