@@ -8,11 +8,13 @@ import pytest
 import pyvips
 
 from assetgate.imaging.formats import SourceInfo
+from assetgate.imaging.limits import DecodeLimits
 from assetgate.optimizer.pipeline import STEPS, run
-from assetgate.optimizer.plan import Limits, Plan, make_plan
+from assetgate.optimizer.plan import Limits, Negotiation, Plan, make_plan
 from assetgate.optimizer.spec import parse_spec
 
-LIMITS = Limits(50_000_000, 24_000_000, 4_000_000, 1000)
+LIMITS = Limits(DecodeLimits(50_000_000, 1000), 24_000_000, 4_000_000)
+ANY = Negotiation(webp=False)
 
 
 def grey_card(
@@ -27,7 +29,7 @@ def grey_card(
 
 def plan_for(image: pyvips.Image, **query: str) -> Plan:
     info = SourceInfo(image.width, image.height, 1, image.hasalpha(), "png", 1)
-    return make_plan(parse_spec(query), info, output="png", limits=LIMITS)
+    return make_plan(parse_spec({**query, "format": "png"}), info, negotiation=ANY, limits=LIMITS)
 
 
 def mean(image: pyvips.Image, band: int = 0) -> float:
@@ -128,9 +130,8 @@ def test_frames_are_processed_apart() -> None:
     roll.set_type(pyvips.GValue.gint_type, "page-height", 10)
     roll.set_type(pyvips.GValue.array_int_type, "delay", [50, 70])
     info = SourceInfo(20, 10, 2, False, "gif", 1)
-    plan = make_plan(
-        parse_spec({"flip": "1", "rotate": "90", "blur": "5"}), info, output="gif", limits=LIMITS
-    )
+    spec = parse_spec({"flip": "1", "rotate": "90", "blur": "5", "format": "gif"})
+    plan = make_plan(spec, info, negotiation=ANY, limits=LIMITS)
     out = run(roll, plan)
     assert (out.width, out.height, out.get("page-height")) == (10, 40, 20)
     assert out.get("delay") == [50, 70]

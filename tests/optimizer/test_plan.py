@@ -6,25 +6,25 @@ import pytest
 
 from assetgate.errors import AppError
 from assetgate.imaging.formats import InputFormat, OutputFormat, SourceInfo
+from assetgate.imaging.limits import DecodeLimits
 from assetgate.optimizer.plan import (
     Box,
     Limits,
+    Negotiation,
     Plan,
     choose_format,
-    fits_webp,
-    format_bucket,
-    is_passthrough,
     make_plan,
     may_serve_source,
 )
 from assetgate.optimizer.spec import parse_spec
 
 LIMITS = Limits(
-    max_input_pixels=50_000_000,
+    decode=DecodeLimits(max_pixels=50_000_000, max_frames=1000),
     max_upscale_pixels=24_000_000,
     max_avif_pixels=4_000_000,
-    max_frames=1000,
 )
+NO_WEBP = Negotiation(webp=False)
+WEBP = Negotiation(webp=True, named=frozenset({"webp"}))
 
 
 def info(
@@ -36,7 +36,15 @@ def info(
 def plan(
     query: dict[str, str], source: SourceInfo | None = None, output: OutputFormat = "jpeg"
 ) -> Plan:
-    return make_plan(parse_spec(query), source or info(), output=output, limits=LIMITS)
+    spec = parse_spec({"format": output, **query})
+    return make_plan(spec, source or info(), negotiation=NO_WEBP, limits=LIMITS)
+
+
+def negotiated(
+    query: dict[str, str], source: SourceInfo | None = None, negotiation: Negotiation = NO_WEBP
+) -> Plan:
+    """The plan when the request names no format: the negotiation picks it."""
+    return make_plan(parse_spec(query), source or info(), negotiation=negotiation, limits=LIMITS)
 
 
 def final_box(p: Plan, source: SourceInfo) -> tuple[int, int, int, int] | None:
@@ -186,13 +194,16 @@ def test_animation_limits() -> None:
     assert not still.animated
     few = SourceInfo(100, 100, 5, False, "gif")
     assert plan({}, few, output="webp").animated
-    with pytest.raises(AppError):
-        make_plan(parse_spec({}), few, output="gif", limits=Limits(10**9, 10**9, 10**9, 4))
+    limits = Limits(DecodeLimits(10**9, max_frames=4), 10**9, 10**9)
+    with pytest.raises(AppError) as caught:
+        make_plan(parse_spec({"format": "gif"}), few, negotiation=NO_WEBP, limits=limits)
+    assert "5 frames" in caught.value.message
 
 
 def test_disabled_output_codec_is_501() -> None:
+    limits = Limits(DecodeLimits(10**9, 1000, disabled=("avif",)), 10**9, 10**9)
     with pytest.raises(AppError) as caught:
-        make_plan(parse_spec({}), info(), output="avif", limits=LIMITS, disabled=["avif"])
+        make_plan(parse_spec({"format": "avif"}), info(), negotiation=NO_WEBP, limits=limits)
     assert caught.value.status == 501
 
 
@@ -234,20 +245,50 @@ def test_choose_format_when_webp_cannot_hold_the_output(
 
 
 def test_format_bucket_has_three_values_without_an_explicit_format() -> None:
-    assert format_bucket(None, accepts_webp=True) == "webp"
-    assert format_bucket(None, accepts_webp=False) == "auto"
-    assert format_bucket("avif", accepts_webp=True) == "avif"
+    assert WEBP.bucket(None) == "webp"
+    assert NO_WEBP.bucket(None) == "auto"
+    assert WEBP.bucket("avif") == "avif"
+
+
+def test_negotiation_reads_accept_once() -> None:
+    assert Negotiation.from_accept("image/avif,image/webp,*/*") == Negotiation(
+        webp=True, named=frozenset({"webp", "avif"})
+    )
+    assert Negotiation.from_accept("*/*") == NO_WEBP
+    # A switched-off encoder is not negotiated, but the client still names the format.
+    off = Negotiation.from_accept("image/webp", disabled=["webp"])
+    assert (off.webp, off.named) == (False, frozenset({"webp"}))
 
 
 def test_passthrough_only_when_nothing_changes() -> None:
-    spec = parse_spec({})
-    assert is_passthrough(spec, plan({}), "jpeg")
-    assert not is_passthrough(spec, plan({}, output="webp"), "jpeg")
-    assert not is_passthrough(parse_spec({"q": "50"}), plan({"q": "50"}), "jpeg")
-    assert is_passthrough(parse_spec({"q": "85"}), plan({"q": "85"}), "jpeg")
-    assert not is_passthrough(parse_spec({"w": "10"}), plan({"w": "10"}), "jpeg")
-    assert not is_passthrough(parse_spec({"blur": "1"}), plan({"blur": "1"}), "jpeg")
-    assert is_passthrough(spec, plan({}, info(fmt="apng"), output="png"), "apng")
+    assert negotiated({}).passthrough
+    assert not negotiated({}, negotiation=WEBP).passthrough
+    assert not negotiated({"q": "50"}).passthrough
+    assert negotiated({"q": "85"}).passthrough
+    assert not negotiated({"w": "10"}).passthrough
+    assert not negotiated({"blur": "1"}).passthrough
+    assert negotiated({}, info(fmt="apng")).passthrough
+    assert negotiated({"format": "jpg"}).passthrough
+
+
+@pytest.mark.parametrize(
+    ("query", "source", "negotiation", "fallback"),
+    [
+        ({}, "jpeg", WEBP, "jpeg"),  # a bigger WebP re-encode: the JPEG is served
+        ({"q": "50"}, "jpeg", NO_WEBP, "jpeg"),
+        ({"format": "webp"}, "jpeg", WEBP, None),  # asked for WebP explicitly
+        ({"w": "10"}, "jpeg", WEBP, None),  # pixels change: the original is not the answer
+        ({}, "bmp", WEBP, None),  # browsers cannot show the source
+        ({}, "apng", NO_WEBP, "png"),
+    ],
+)
+def test_never_bigger_rule_is_planned(
+    query: dict[str, str],
+    source: InputFormat,
+    negotiation: Negotiation,
+    fallback: OutputFormat | None,
+) -> None:
+    assert negotiated(query, info(fmt=source), negotiation).fallback == fallback
 
 
 @pytest.mark.parametrize(
@@ -272,7 +313,8 @@ def test_may_serve_source(
     output: OutputFormat,
     expected: bool,
 ) -> None:
-    assert may_serve_source(requested, source, accept, output) is expected
+    negotiation = Negotiation.from_accept(accept)
+    assert may_serve_source(requested, source, negotiation, output) is expected
 
 
 @pytest.mark.parametrize(
@@ -287,5 +329,8 @@ def test_may_serve_source(
         ({"upscaling": "resampling", "w": "16384"}, 8000, 10, False),
     ],
 )
-def test_fits_webp(query: dict[str, str], width: int, height: int, fits: bool) -> None:
-    assert fits_webp(parse_spec(query), info(width, height)) is fits
+def test_webp_is_negotiated_only_when_it_can_hold_the_output(
+    query: dict[str, str], width: int, height: int, fits: bool
+) -> None:
+    chosen = negotiated(query, info(width, height), WEBP).output
+    assert chosen == ("webp" if fits else "jpeg")

@@ -21,7 +21,7 @@ from assetgate.errors import AppError
 from assetgate.imaging.encode import encode, encode_webp_still
 from assetgate.imaging.formats import HEAD_BYTES, WEBP_MAX_SIDE, InputFormat, sniff
 from assetgate.imaging.frames import frame_geometry
-from assetgate.imaging.limits import DecodeLimits
+from assetgate.imaging.limits import DecodeLimits, check_animation
 from assetgate.imaging.load import SourceInfo, decoding, open_image, probe
 from assetgate.imaging.pillow import to_pillow
 
@@ -49,6 +49,8 @@ def inspect(source: Path, filename: str, limits: DecodeLimits) -> Inspected:
     if fmt is None:
         raise AppError.unsupported_media("its content is not an image format this server reads")
     info = probe(source, fmt, max_pixels=limits.max_pixels, disabled=limits.disabled)
+    if info.animated:  # conversion keeps every frame
+        check_animation(info, max_pixels=limits.max_pixels, max_frames=limits.max_frames)
     if max(info.width, info.height) > WEBP_MAX_SIDE:
         raise AppError.too_large(
             f"it is {info.width}x{info.height} px and WebP holds at most {WEBP_MAX_SIDE} px a side"

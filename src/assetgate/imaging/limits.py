@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from assetgate.errors import AppError
+from assetgate.imaging.formats import SourceInfo
 from assetgate.settings import Settings
 
 
@@ -23,4 +25,22 @@ class DecodeLimits:
             max_pixels=settings.max_input_pixels,
             max_frames=settings.max_animation_frames,
             disabled=tuple(settings.disabled_codecs),
+        )
+
+
+def check_animation(info: SourceInfo, *, max_pixels: int, max_frames: int) -> None:
+    """413 before decoding when a kept animation has too many frames or pixels in all frames.
+
+    Called once per request, by the step that decides to keep the frames (the optimizer's plan,
+    ``open_image`` when it read the header itself), from the header facts alone.
+    """
+    if info.pages > max_frames:
+        raise AppError.too_large(
+            f"animation has {info.pages} frames, more than the limit of {max_frames}"
+        )
+    total = info.pixels * info.pages
+    if total > max_pixels:
+        raise AppError.too_large(
+            f"animation is {info.pages} frames of {info.width}x{info.height} "
+            f"({total / 1e6:.1f} MP), over the input limit of {max_pixels / 1e6:g} MP"
         )

@@ -17,8 +17,9 @@ API:
 - ``open_image(src, fmt, *, max_pixels, animated=False, disabled=(), max_frames=1000,
   size=None) -> pyvips.Image``: decoded lazily but strictly, EXIF-rotated, 8-bit sRGB (or 8-bit
   grey), 1..4 bands with alpha last. ``animated=True`` keeps every frame of a GIF/WebP/APNG as a
-  "toilet roll" (``page-height``, ``delay``, ``loop`` set) and applies ``max_pixels`` to all frames
-  together; more than ``max_frames`` frames -> 413. ``size=(w, h)`` resizes to exactly w x h while
+  "toilet roll" (``page-height``, ``delay``, ``loop`` set); without ``info`` it also applies
+  ``limits.check_animation`` (a caller that passes ``info`` checked it when it decided to keep the
+  frames). ``size=(w, h)`` resizes to exactly w x h while
   loading (libvips shrink-on-load: JPEG DCT scaling, WebP/HEIF scale) - pass the display-space size
   you want, the caller keeps the aspect ratio. ``fast_shrink=True`` lets a JPEG decode at the
   largest DCT scale (1/2, 1/4, 1/8) that still covers ``size`` before the Lanczos reduce, as
@@ -51,6 +52,7 @@ from assetgate.imaging.formats import (
     SourceInfo,
     codec_disabled,
 )
+from assetgate.imaging.limits import check_animation
 from assetgate.imaging.pillow import (
     PILLOW_FORMATS,
     decode_apng_frames,
@@ -170,16 +172,12 @@ def open_image(
 ) -> pyvips.Image:
     if info is None:
         info = probe(src, fmt, max_pixels=max_pixels, disabled=disabled)
+        if animated and info.animated:
+            check_animation(info, max_pixels=max_pixels, max_frames=max_frames)
     else:
+        # The caller probed, and checked the animation when it decided to keep the frames.
         _check_codec(fmt, disabled)
     keep_frames = animated and info.animated
-    if keep_frames:
-        if info.pages > max_frames:
-            raise AppError.too_large(
-                f"animation has {info.pages} frames, more than the limit of {max_frames}"
-            )
-        if info.pixels * info.pages > max_pixels:
-            raise _too_large(info.width, info.height * info.pages, max_pixels)
     shrink = _jpeg_shrink(info, size) if size and fast_shrink and fmt == "jpeg" else 1
     with decoding():
         if fmt == "apng" and keep_frames:

@@ -59,28 +59,28 @@ def orient(image: pyvips.Image, plan: Plan) -> pyvips.Image:
 
 
 def blur_sharpen(image: pyvips.Image, plan: Plan) -> pyvips.Image:
-    if plan.blur:
-        sigma = plan.blur / 5  # 1..100 -> sigma 0.2..20 px
+    if plan.filters.blur:
+        sigma = plan.filters.blur / 5  # 1..100 -> sigma 0.2..20 px
         if image.hasalpha():
             image = image.premultiply().gaussblur(sigma).unpremultiply().cast("uchar")
         else:
             image = image.gaussblur(sigma)
-    if plan.sharpen:
-        strength = plan.sharpen / 100
+    if plan.filters.sharpen:
+        strength = plan.filters.sharpen / 100
         sigma, m2 = 0.5 + 1.5 * strength, 1.0 + 5.0 * strength
         image = _on_colour(image, lambda rgb: rgb.sharpen(sigma=sigma, m1=0.0, m2=m2))
     return image
 
 
 def tone(image: pyvips.Image, plan: Plan) -> pyvips.Image:
-    if plan.brightness:
-        offset = 2.55 * plan.brightness
+    if plan.filters.brightness:
+        offset = 2.55 * plan.filters.brightness
         image = _on_colour(image, lambda rgb: rgb.linear(1.0, offset, uchar=True))
-    if plan.gamma:
-        exponent = 2.0 ** (plan.gamma / 50)  # -100..100 -> 1/4..4; > 1 lifts the mid-tones
+    if plan.filters.gamma:
+        exponent = 2.0 ** (plan.filters.gamma / 50)  # -100..100 -> 1/4..4; > 1 lifts the mid-tones
         image = _on_colour(image, lambda rgb: rgb.gamma(exponent=exponent))
-    if plan.contrast:
-        factor = (100 + plan.contrast) / 100  # 0 (flat grey) .. 2 (double contrast)
+    if plan.filters.contrast:
+        factor = (100 + plan.filters.contrast) / 100  # 0 (flat grey) .. 2 (double contrast)
         image = _on_colour(
             image, lambda rgb: rgb.linear(factor, 128.0 * (1.0 - factor), uchar=True)
         )
@@ -88,9 +88,9 @@ def tone(image: pyvips.Image, plan: Plan) -> pyvips.Image:
 
 
 def colour(image: pyvips.Image, plan: Plan) -> pyvips.Image:
-    if (plan.saturation or plan.hue) and image.bands - int(image.hasalpha()) >= 3:
-        chroma = (100 + plan.saturation) / 100
-        degrees = 3.6 * plan.hue
+    if (plan.filters.saturation or plan.filters.hue) and image.bands - int(image.hasalpha()) >= 3:
+        chroma = (100 + plan.filters.saturation) / 100
+        degrees = 3.6 * plan.filters.hue
         image = _on_colour(
             image,
             lambda rgb: (
@@ -99,11 +99,11 @@ def colour(image: pyvips.Image, plan: Plan) -> pyvips.Image:
                 .cast("uchar")
             ),
         )
-    if plan.tint is not None:
-        factors = [channel / 255 for channel in plan.tint]
+    if plan.filters.tint is not None:
+        factors = [channel / 255 for channel in plan.filters.tint]
         image = _on_colour(_as_rgb(image), lambda rgb: rgb.linear(factors, 0.0, uchar=True))
-    if plan.sepia:
-        s = plan.sepia / 100
+    if plan.filters.sepia:
+        s = plan.filters.sepia / 100
         matrix = [[(1 - s) * (i == j) + s * SEPIA[i][j] for j in range(3)] for i in range(3)]
         image = _on_colour(_as_rgb(image), lambda rgb: rgb.recomb(matrix).cast("uchar"))
     return image

@@ -1,17 +1,23 @@
-"""ImageSpec + SourceInfo -> Plan: every size, box and limit decided before a pixel is touched.
+"""ImageSpec + SourceInfo + Accept -> Plan: every decision made once, before a pixel is touched.
 
-Pure (no pyvips): geometry is computed in display space, i.e. after EXIF orientation, which is the
-space a user's ``crop``/``focus_crop`` coordinates and ``width``/``height`` refer to. The limits of
-spec §8 (24 MP upscaled output, 4 MP AVIF output, animation frames) are enforced here, so a 413
-costs a header read. The plan also picks the fast path: when the image is only made smaller it is
-loaded at (about) the target scale (libvips shrink-on-load) and any crop box is mapped into that
-scaled space, instead of decoding every source pixel and resizing afterwards.
+Pure (no pyvips), and the optimizer's one planning call, as imgproxy's ``prepare`` step: the
+output format (spec §4.1 ``format`` with its negotiation), the geometry, the limits of spec §8
+(24 MP upscaled output, 4 MP AVIF output, the animation limits), whether nothing changes at all
+(pass-through) and whether the original may stand in for a re-encode that comes out bigger (the
+"never bigger" rule) all land in one ``Plan``; ``render`` then only executes it. So a 413 or 501
+costs a header read.
+
+Geometry is computed in display space, i.e. after EXIF orientation, which is the space a user's
+``crop``/``focus_crop`` coordinates and ``width``/``height`` refer to. When the image is only made
+smaller it is loaded at (about) the target scale (libvips shrink-on-load) and any crop box is
+mapped into that scaled space, instead of decoding every source pixel and resizing afterwards.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Final
 
 from assetgate.errors import AppError
 from assetgate.imaging.formats import (
@@ -24,16 +30,42 @@ from assetgate.imaging.formats import (
     as_output,
     codec_disabled,
 )
-from assetgate.optimizer.spec import Gravity, ImageSpec
+from assetgate.imaging.limits import DecodeLimits, check_animation
+from assetgate.optimizer.spec import NO_FILTERS, Filters, Gravity, ImageSpec
 from assetgate.web.negotiation import accepts
+
+#: The formats whose use depends on ``Accept`` (JPEG, PNG and GIF every client shows).
+_NEGOTIATED: Final[tuple[OutputFormat, ...]] = ("webp", "avif")
 
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    max_input_pixels: int
+    decode: DecodeLimits
     max_upscale_pixels: int
     max_avif_pixels: int
-    max_frames: int
+
+
+@dataclass(frozen=True, slots=True)
+class Negotiation:
+    """What the request's ``Accept`` allows, read once at the edge (for the ETag and the plan)."""
+
+    webp: bool  # WebP may be chosen: the client names it and the encoder is on
+    named: frozenset[OutputFormat] = frozenset()  # of webp/avif, those ``Accept`` names
+
+    @classmethod
+    def from_accept(cls, accept: str | None, disabled: Collection[str] = ()) -> Negotiation:
+        named = frozenset(fmt for fmt in _NEGOTIATED if accepts(accept, MEDIA_TYPES[fmt]))
+        return cls(webp="webp" in named and not codec_disabled("webp", disabled), named=named)
+
+    def bucket(self, requested: OutputFormat | None) -> str:
+        """The part of the negotiation that goes into the ETag, known before the source is read.
+
+        Everything else that decides the format is a function of the source, which the ETag
+        already covers, so three buckets suffice and ``Accept`` cannot explode a cache.
+        """
+        if requested is not None:
+            return requested
+        return "webp" if self.webp else "auto"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,24 +89,76 @@ class Plan:
     flip: bool = False
     flop: bool = False
     rotate: int = 0
-    blur: int = 0
-    sharpen: int = 0
-    brightness: int = 0
-    gamma: int = 0
-    contrast: int = 0
-    saturation: int = 0
-    hue: int = 0
-    tint: tuple[int, int, int] | None = None
-    sepia: int = 0
+    filters: Filters = NO_FILTERS
+    passthrough: bool = False  # nothing changes: serve the source file itself
+    #: "never bigger": the format the source file is served as when a pure re-encode comes out
+    #: bigger than it, or None when the original may not stand in (pixels change, or the client
+    #: cannot use the source's format).
+    fallback: OutputFormat | None = None
 
     @property
     def changes_pixels(self) -> bool:
         """Anything beyond a re-encode: geometry or a filter."""
         return bool(
             self.load_size or self.crop or self.resize or self.flip or self.flop or self.rotate
-            or self.blur or self.sharpen or self.brightness or self.gamma or self.contrast
-            or self.saturation or self.hue or self.tint or self.sepia
+            or self.filters
         )  # fmt: skip
+
+
+def make_plan(
+    spec: ImageSpec, source: SourceInfo, *, negotiation: Negotiation, limits: Limits
+) -> Plan:
+    box, (base_w, base_h), target = _geometry(spec, source)
+    out_w, out_h = _turned(spec, target)
+    output = choose_format(
+        spec.format,
+        accepts_webp=negotiation.webp,
+        source=source.fmt,
+        has_alpha=source.has_alpha,
+        webp_fits=max(out_w, out_h) <= WEBP_MAX_SIDE,
+    )
+    if codec_disabled(output, limits.decode.disabled):
+        raise AppError.not_implemented(f"the {output} encoder is not available on this server")
+    animated = source.animated and output in ("gif", "webp")
+    if animated:
+        check_animation(
+            source, max_pixels=limits.decode.max_pixels, max_frames=limits.decode.max_frames
+        )
+    enlarged = target[0] * target[1] > base_w * base_h
+    if enlarged and target[0] * target[1] > limits.max_upscale_pixels:
+        raise AppError.too_large(
+            f"upscaled output {target[0]}x{target[1]} is over the limit of "
+            f"{limits.max_upscale_pixels / 1e6:g} MP"
+        )
+    if output == "avif" and out_w * out_h > limits.max_avif_pixels:
+        raise AppError.too_large(
+            f"AVIF output {out_w}x{out_h} is over the limit of {limits.max_avif_pixels / 1e6:g} MP"
+        )
+    if output == "webp" and max(out_w, out_h) > WEBP_MAX_SIDE:
+        raise AppError.too_large(
+            f"WebP output {out_w}x{out_h} is over the format's limit of {WEBP_MAX_SIDE} px a side"
+        )
+    load_size, crop, resize = _strategy(source, box, target)
+    plan = Plan(
+        output=output,
+        quality=spec.quality,
+        width=out_w,
+        height=out_h,
+        animated=animated,
+        load_size=load_size,
+        crop=crop,
+        resize=resize,
+        flip=spec.flip,
+        flop=spec.flop,
+        rotate=spec.rotate,
+        filters=spec.filters,
+    )
+    if plan.changes_pixels:
+        return plan
+    same = as_output(source.fmt)
+    passthrough = output == same and spec.quality == DEFAULT_QUALITY
+    may_stand_in = may_serve_source(spec.format, source.fmt, negotiation, output)
+    return replace(plan, passthrough=passthrough, fallback=same if may_stand_in else None)
 
 
 def choose_format(
@@ -98,26 +182,10 @@ def choose_format(
     return "png" if has_alpha else "jpeg"
 
 
-def wants_webp(accept: str | None, disabled: Collection[str] = ()) -> bool:
-    """Negotiate WebP only when the client names it and the encoder is not switched off."""
-    return accepts(accept, "image/webp") and not codec_disabled("webp", disabled)
-
-
-def format_bucket(requested: OutputFormat | None, *, accepts_webp: bool) -> str:
-    """The part of the negotiation that goes into the ETag, known before the source is read.
-
-    Everything else that decides the format is a function of the source, which the ETag already
-    covers, so three buckets suffice and ``Accept`` cannot explode a cache.
-    """
-    if requested is not None:
-        return requested
-    return "webp" if accepts_webp else "auto"
-
-
 def may_serve_source(
     requested: OutputFormat | None,
     source: InputFormat,
-    accept: str | None,
+    negotiation: Negotiation,
     output: OutputFormat,
 ) -> bool:
     """May the original bytes stand in for a re-encode (the "never bigger" rule)?
@@ -132,75 +200,7 @@ def may_serve_source(
         return False
     if requested is not None:
         return requested == same
-    return output == same or same in ("jpeg", "png", "gif") or accepts(accept, MEDIA_TYPES[same])
-
-
-def is_passthrough(spec: ImageSpec, plan: Plan, source: InputFormat) -> bool:
-    """Nothing would change: no geometry, no filter, same format, default quality."""
-    return (
-        not plan.changes_pixels
-        and plan.output == as_output(source)
-        and spec.quality == DEFAULT_QUALITY
-    )
-
-
-def make_plan(
-    spec: ImageSpec,
-    source: SourceInfo,
-    *,
-    output: OutputFormat,
-    limits: Limits,
-    disabled: Collection[str] = (),
-) -> Plan:
-    if codec_disabled(output, disabled):
-        raise AppError.not_implemented(f"the {output} encoder is not available on this server")
-    animated = source.animated and output in ("gif", "webp")
-    if animated:
-        _check_animation(source, limits)
-    box, (base_w, base_h), target = _geometry(spec, source)
-    enlarged = target[0] * target[1] > base_w * base_h
-    if enlarged and target[0] * target[1] > limits.max_upscale_pixels:
-        raise AppError.too_large(
-            f"upscaled output {target[0]}x{target[1]} is over the limit of "
-            f"{limits.max_upscale_pixels / 1e6:g} MP"
-        )
-    out_w, out_h = _turned(spec, target)
-    if output == "avif" and out_w * out_h > limits.max_avif_pixels:
-        raise AppError.too_large(
-            f"AVIF output {out_w}x{out_h} is over the limit of {limits.max_avif_pixels / 1e6:g} MP"
-        )
-    if output == "webp" and max(out_w, out_h) > WEBP_MAX_SIDE:
-        raise AppError.too_large(
-            f"WebP output {out_w}x{out_h} is over the format's limit of {WEBP_MAX_SIDE} px a side"
-        )
-    load_size, crop, resize = _strategy(source, box, target)
-    return Plan(
-        output=output,
-        quality=spec.quality,
-        width=out_w,
-        height=out_h,
-        animated=animated,
-        load_size=load_size,
-        crop=crop,
-        resize=resize,
-        flip=spec.flip,
-        flop=spec.flop,
-        rotate=spec.rotate,
-        blur=spec.blur,
-        sharpen=spec.sharpen,
-        brightness=spec.brightness,
-        gamma=spec.gamma,
-        contrast=spec.contrast,
-        saturation=spec.saturation,
-        hue=spec.hue,
-        tint=spec.tint,
-        sepia=spec.sepia,
-    )
-
-
-def fits_webp(spec: ImageSpec, source: SourceInfo) -> bool:
-    """Can the answer be a WebP at all? Negotiation skips WebP for wider or taller output."""
-    return max(_turned(spec, _geometry(spec, source)[2])) <= WEBP_MAX_SIDE
+    return output == same or same in ("jpeg", "png", "gif") or same in negotiation.named
 
 
 def _geometry(
@@ -214,20 +214,6 @@ def _geometry(
 
 def _turned(spec: ImageSpec, size: tuple[int, int]) -> tuple[int, int]:
     return (size[1], size[0]) if spec.rotate in (90, 270) else size
-
-
-def _check_animation(source: SourceInfo, limits: Limits) -> None:
-    if source.pages > limits.max_frames:
-        raise AppError.too_large(
-            f"animation has {source.pages} frames, more than the limit of {limits.max_frames}"
-        )
-    total = source.width * source.height * source.pages
-    if total > limits.max_input_pixels:
-        raise AppError.too_large(
-            f"animation is {source.pages} frames of {source.width}x{source.height} "
-            f"({total / 1e6:.1f} MP), over the input limit of "
-            f"{limits.max_input_pixels / 1e6:g} MP"
-        )
 
 
 def _crop_box(spec: ImageSpec, width: int, height: int) -> Box | None:

@@ -1,34 +1,23 @@
-"""One image job, start to finish, on a worker thread: sniff -> probe -> plan -> render -> encode.
+"""One image job, start to finish, on a worker thread: sniff -> probe -> plan -> decode -> encode.
 
 This is the only CPU-bound entry of the optimizer; the route calls ``process`` through the
-WorkGate. Everything before the first decoded pixel (magic bytes, header probe, plan and its
+WorkGate. Everything before the first decoded pixel (magic bytes, header probe, the plan and its
 limits) happens here too, so one thread hop serves the whole request and a 413/415/501 costs a
-header read. The result says either "serve the original file" (pass-through, including the
-"never bigger" rule) or carries the encoded bytes.
+header read. The plan decides everything; this module only carries it out, in a straight line.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
 from assetgate.errors import AppError
 from assetgate.imaging.encode import encode
-from assetgate.imaging.formats import HEAD_BYTES, InputFormat, OutputFormat, as_output, sniff
-from assetgate.imaging.load import ImageInput, decoding, open_image, probe
+from assetgate.imaging.formats import HEAD_BYTES, ImageInput, InputFormat, OutputFormat, sniff
+from assetgate.imaging.load import decoding, open_image, probe
 from assetgate.optimizer.pipeline import run
-from assetgate.optimizer.plan import (
-    Limits,
-    Plan,
-    choose_format,
-    fits_webp,
-    is_passthrough,
-    make_plan,
-    may_serve_source,
-    wants_webp,
-)
+from assetgate.optimizer.plan import Limits, Negotiation, make_plan
 from assetgate.optimizer.spec import ImageSpec
 
 
@@ -37,9 +26,8 @@ class Job:
     path: Path
     size: int  # bytes of the source, from the route's stat
     spec: ImageSpec
-    accept: str | None
+    negotiation: Negotiation
     limits: Limits
-    disabled: Collection[str] = ()
     webp_effort: int = 2
     avif_effort: int = 2
     fast_shrink: bool = True
@@ -59,41 +47,30 @@ class Outcome:
 
 
 def process(job: Job) -> Outcome:
+    decode = job.limits.decode
     src, fmt = _open_source(job.path, job.size)
-    info = probe(src, fmt, max_pixels=job.limits.max_input_pixels, disabled=job.disabled)
-    output = choose_format(
-        job.spec.format,
-        accepts_webp=wants_webp(job.accept, job.disabled),
-        webp_fits=fits_webp(job.spec, info),
-        source=fmt,
-        has_alpha=info.has_alpha,
-    )
-    plan = make_plan(job.spec, info, output=output, limits=job.limits, disabled=job.disabled)
-    if is_passthrough(job.spec, plan, fmt):
-        return Outcome(fmt, output, None, info.width, info.height)
+    info = probe(src, fmt, max_pixels=decode.max_pixels, disabled=decode.disabled)
+    plan = make_plan(job.spec, info, negotiation=job.negotiation, limits=job.limits)
+    if plan.passthrough:
+        return Outcome(fmt, plan.output, None, info.width, info.height)
+    effort = {"webp": job.webp_effort, "avif": job.avif_effort}.get(plan.output)
     with decoding():
         image = open_image(
             src,
             fmt,
-            max_pixels=job.limits.max_input_pixels,
+            max_pixels=decode.max_pixels,
             animated=plan.animated,
-            disabled=job.disabled,
-            max_frames=job.limits.max_frames,
+            disabled=decode.disabled,
+            max_frames=decode.max_frames,
             size=plan.load_size,
             info=info,
             fast_shrink=job.fast_shrink,
         )
-        body = encode(run(image, plan), output, quality=plan.quality, effort=_effort(job, plan))
-    if (
-        not plan.changes_pixels
-        and len(body) > job.size
-        and may_serve_source(job.spec.format, fmt, job.accept, output)
-    ):
+        body = encode(run(image, plan), plan.output, quality=plan.quality, effort=effort)
+    if plan.fallback is not None and len(body) > job.size:
         # A pure re-encode that came out bigger: the original is the better answer.
-        same = as_output(fmt)
-        assert same is not None
-        return Outcome(fmt, same, None, info.width, info.height)
-    return Outcome(fmt, output, body, plan.width, plan.height)
+        return Outcome(fmt, plan.fallback, None, info.width, info.height)
+    return Outcome(fmt, plan.output, body, plan.width, plan.height)
 
 
 def _open_source(path: Path, size: int) -> tuple[ImageInput, InputFormat]:
@@ -107,11 +84,3 @@ def _open_source(path: Path, size: int) -> tuple[ImageInput, InputFormat]:
     if fmt is None:
         raise AppError.unsupported_media("the file is not an image in a supported format")
     return (head if len(head) <= HEAD_BYTES else path), fmt
-
-
-def _effort(job: Job, plan: Plan) -> int | None:
-    if plan.output == "webp":
-        return job.webp_effort
-    if plan.output == "avif":
-        return job.avif_effort
-    return None

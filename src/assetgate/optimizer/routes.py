@@ -29,7 +29,7 @@ from assetgate.imaging.formats import MEDIA_TYPES
 from assetgate.imaging.vips import engine_version
 from assetgate.minify.respond import asset_response, is_asset
 from assetgate.optimizer.openapi import make_paths
-from assetgate.optimizer.plan import Limits, format_bucket, wants_webp
+from assetgate.optimizer.plan import Limits, Negotiation
 from assetgate.optimizer.render import Job, Outcome, process
 from assetgate.optimizer.spec import FILE_PARAM, ImageSpec, is_recognised, parse_spec
 from assetgate.part import Part, part_state
@@ -51,7 +51,6 @@ EXPOSED: Final = (
 class OptimizerState:
     engine: str
     limits: Limits
-    disabled: tuple[str, ...]
     cors: Mapping[str, str]
 
 
@@ -62,12 +61,10 @@ async def lifespan(res: Resources) -> AsyncIterator[OptimizerState]:
         # The shrink mode changes JPEG output bytes, so it is part of every image ETag.
         engine=engine_version() + ("/fast-shrink" if settings.fast_shrink else ""),
         limits=Limits(
-            max_input_pixels=settings.max_input_pixels,
+            decode=res.decode_limits,
             max_upscale_pixels=settings.max_upscale_pixels,
             max_avif_pixels=settings.max_avif_pixels,
-            max_frames=settings.max_animation_frames,
         ),
-        disabled=tuple(settings.disabled_codecs),
         cors={
             "Access-Control-Allow-Origin": settings.cors_origin,
             "Access-Control-Expose-Headers": EXPOSED,
@@ -120,10 +117,16 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
         raise AppError.too_large(
             f"source file is over the limit of {res.settings.max_source_bytes} bytes"
         )
-    accept = request.headers.get("accept")
-    bucket = format_bucket(spec.format, accepts_webp=wants_webp(accept, state.disabled))
+    negotiation = Negotiation.from_accept(
+        request.headers.get("accept"), state.limits.decode.disabled
+    )
     etag = make_etag(
-        state.engine, info.st_ino, info.st_size, info.st_mtime_ns, spec.cache_key(), bucket
+        state.engine,
+        info.st_ino,
+        info.st_size,
+        info.st_mtime_ns,
+        spec.cache_key(),
+        negotiation.bucket(spec.format),
     )
     headers = {
         **state.cors,
@@ -134,7 +137,7 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
         headers["Vary"] = "Accept"
     if request_is_not_modified(request, etag, info.st_mtime):
         return Response(status_code=304, headers=headers)
-    outcome = await res.gate.run(process, _job(path, info, spec, accept, res, state))
+    outcome = await res.gate.run(process, _job(path, info, spec, negotiation, res, state))
     return _answer(request, path, info, outcome, headers)
 
 
@@ -142,7 +145,7 @@ def _job(
     path: Path,
     info: os.stat_result,
     spec: ImageSpec,
-    accept: str | None,
+    negotiation: Negotiation,
     res: Resources,
     state: OptimizerState,
 ) -> Job:
@@ -150,9 +153,8 @@ def _job(
         path=path,
         size=info.st_size,
         spec=spec,
-        accept=accept,
+        negotiation=negotiation,
         limits=state.limits,
-        disabled=state.disabled,
         webp_effort=res.settings.webp_effort,
         avif_effort=res.settings.avif_effort,
         fast_shrink=res.settings.fast_shrink,

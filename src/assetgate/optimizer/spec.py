@@ -248,6 +248,35 @@ class FocusCrop:
 
 
 @dataclass(frozen=True, slots=True)
+class Filters:
+    """The pixel filters of spec §4.1, in pipeline order: one value the spec and the plan share."""
+
+    blur: int = 0
+    sharpen: int = 0
+    brightness: int = 0
+    gamma: int = 0
+    contrast: int = 0
+    saturation: int = 0
+    hue: int = 0
+    tint: tuple[int, int, int] | None = None
+    sepia: int = 0
+
+    def __bool__(self) -> bool:
+        """True when any filter is on (all at their defaults is the identity)."""
+        return self != NO_FILTERS
+
+    def key(self) -> tuple[object, ...]:
+        return (
+            self.blur, self.sharpen, self.brightness, self.gamma, self.contrast,
+            self.saturation, self.hue, self.tint, self.sepia,
+        )  # fmt: skip
+
+
+#: Every filter off: the identity.
+NO_FILTERS: Final = Filters()
+
+
+@dataclass(frozen=True, slots=True)
 class ImageSpec:
     width: int | None = None
     height: int | None = None
@@ -259,31 +288,9 @@ class ImageSpec:
     flip: bool = False
     flop: bool = False
     rotate: int = 0  # clockwise, normalised to 0, 90, 180, 270
-    blur: int = 0
-    sharpen: int = 0
-    brightness: int = 0
-    gamma: int = 0
-    contrast: int = 0
-    saturation: int = 0
-    hue: int = 0
-    tint: tuple[int, int, int] | None = None
-    sepia: int = 0
+    filters: Filters = NO_FILTERS
     quality: int = DEFAULT_QUALITY
     format: OutputFormat | None = None
-
-    @property
-    def has_geometry(self) -> bool:
-        return bool(
-            self.width or self.height or self.crop or self.focus or self.aspect_ratio
-            or self.flip or self.flop or self.rotate
-        )  # fmt: skip
-
-    @property
-    def has_filters(self) -> bool:
-        return bool(
-            self.blur or self.sharpen or self.brightness or self.gamma or self.contrast
-            or self.saturation or self.hue or self.tint or self.sepia
-        )  # fmt: skip
 
     def cache_key(self) -> tuple[object, ...]:
         """Canonical: equal for equivalent queries (aliases, order, spelled-out defaults).
@@ -301,8 +308,7 @@ class ImageSpec:
             crop = ("ratio", self.aspect_ratio)
         return (
             self.width, self.height, self.upscale, crop, self.flip, self.flop, self.rotate,
-            self.blur, self.sharpen, self.brightness, self.gamma, self.contrast,
-            self.saturation, self.hue, self.tint, self.sepia, self.quality, self.format,
+            *self.filters.key(), self.quality, self.format,
         )  # fmt: skip
 
 
@@ -328,15 +334,17 @@ def parse_spec(query: Mapping[str, str]) -> ImageSpec:
         flip=raw["flip"],
         flop=raw["flop"],
         rotate=rotate,
-        blur=raw["blur"],
-        sharpen=raw["sharpen"],
-        brightness=raw["brightness"],
-        gamma=raw["gamma"],
-        contrast=raw["contrast"],
-        saturation=raw["saturation"],
-        hue=raw["hue"] % 100,
-        tint=_parse_tint(raw["tint"]),
-        sepia=raw["sepia"],
+        filters=Filters(
+            blur=raw["blur"],
+            sharpen=raw["sharpen"],
+            brightness=raw["brightness"],
+            gamma=raw["gamma"],
+            contrast=raw["contrast"],
+            saturation=raw["saturation"],
+            hue=raw["hue"] % 100,
+            tint=_parse_tint(raw["tint"]),
+            sepia=raw["sepia"],
+        ),
         quality=raw["quality"],
         format=FORMAT_CHOICES[raw["format"]] if raw["format"] else None,
     )
