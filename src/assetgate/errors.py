@@ -2,11 +2,15 @@
 
 Anything a client should see as a non-2xx answer is raised as an `AppError`; it is turned into the
 JSON Error object (spec §2.2) in exactly one place, `web.responses`. Messages are written for the
-client: they never hold a filesystem path, an upstream host's internals or a traceback.
+client: they never hold a filesystem path, an upstream host's internals or a traceback. An error
+the client may have to quote to support carries an ``error_id``, made in one place
+(``AppError.logged``) together with the log line that holds the details.
 """
 
 from __future__ import annotations
 
+import logging
+import uuid
 from collections.abc import Mapping
 
 
@@ -31,6 +35,23 @@ class AppError(Exception):
 
     def __repr__(self) -> str:
         return f"AppError({self.status}, {self.message!r})"
+
+    @classmethod
+    def logged(
+        cls,
+        status: int,
+        message: str,
+        *,
+        log: logging.Logger,
+        context: str,
+        level: int = logging.ERROR,
+        exc_info: BaseException | None = None,
+        param: str | None = None,
+    ) -> AppError:
+        """An error with a fresh ``error_id``, logged beside ``context`` (and the traceback)."""
+        error_id = uuid.uuid4().hex[:16]
+        log.log(level, "error_id=%s %s", error_id, context, exc_info=exc_info)
+        return cls(status, message, param=param, error_id=error_id)
 
     @classmethod
     def bad_param(cls, name: str, expected: str, got: str | None = None) -> AppError:

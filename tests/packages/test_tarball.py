@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from assetgate.errors import AppError
 from assetgate.packages.store import Store
-from assetgate.packages.tarball import Limits, UnpackError, clean_member_name, unpack
+from assetgate.packages.tarball import Limits, clean_member_name, unpack
 from tests.packages.upstream import make_tarball
 
 
@@ -109,7 +110,7 @@ def test_gzip_bomb_is_stopped_and_nothing_is_left(tmp_path: Path, store: Store) 
             add(archive, f"package/zeros{index}.bin", bytes(1024 * 1024))
     bomb = gzip.compress(raw.getvalue())
     assert len(bomb) * 100 < 40 * 1024 * 1024
-    with pytest.raises(UnpackError) as caught:
+    with pytest.raises(AppError) as caught:
         unpack(write(tmp_path, bomb), store.new_sink())
     assert caught.value.status == 413
     assert blob_count(store) == 0
@@ -124,7 +125,7 @@ def test_gzip_bomb_is_stopped_and_nothing_is_left(tmp_path: Path, store: Store) 
     ],
 )
 def test_caps(tmp_path: Path, store: Store, limits: Limits, files: dict[str, bytes]) -> None:
-    with pytest.raises(UnpackError) as caught:
+    with pytest.raises(AppError) as caught:
         unpack(write(tmp_path, make_tarball(files)), store.new_sink(), limits)
     assert caught.value.status == 413
     assert blob_count(store) == 0
@@ -139,7 +140,7 @@ def test_caps(tmp_path: Path, store: Store, limits: Limits, files: dict[str, byt
     ],
 )
 def test_broken_archives_are_502(tmp_path: Path, store: Store, data: bytes) -> None:
-    with pytest.raises(UnpackError) as caught:
+    with pytest.raises(AppError) as caught:
         unpack(write(tmp_path, data), store.new_sink())
     assert caught.value.status == 502
     assert blob_count(store) == 0

@@ -30,7 +30,6 @@ from assetgate.convert.options import ConvertOptions
 from assetgate.convert.uploads import UPLOAD_FIELD, Upload
 from assetgate.errors import AppError
 from assetgate.imaging.limits import DecodeLimits
-from assetgate.web.responses import new_error_id
 from assetgate.web.workgate import WorkGate
 
 log = logging.getLogger("assetgate.convert")
@@ -46,13 +45,22 @@ class Conversion:
     error: AppError | None = None
 
 
-def file_error(upload: Upload, why: str, *, status: int = 500) -> AppError:
+def file_error(
+    upload: Upload, why: str, *, status: int = 500, exc_info: BaseException | None = None
+) -> AppError:
     """An error about one upload: names the file and says why; a 500 carries an ``error_id``."""
     message = f"{UPLOAD_FIELD}: {shown_name(upload.filename)!r} {why}"
-    error_id = new_error_id() if status >= 500 else None
-    if error_id is not None:
-        log.info("error_id=%s convert rejected an upload: %s", error_id, message)
-    return AppError(status, message, param=UPLOAD_FIELD, error_id=error_id)
+    if status < 500:
+        return AppError(status, message, param=UPLOAD_FIELD)
+    return AppError.logged(
+        status,
+        message,
+        log=log,
+        context=f"convert rejected an upload: {message}",
+        level=logging.INFO if exc_info is None else logging.ERROR,
+        exc_info=exc_info,
+        param=UPLOAD_FIELD,
+    )
 
 
 def as_file_error(upload: Upload, exc: AppError) -> AppError:
@@ -167,10 +175,6 @@ class Scheduler:
                     conversion.error = as_file_error(upload, exc)
                     self._failed(upload.index)
                 except Exception as exc:
-                    conversion.error = file_error(upload, "could not be converted (internal error)")
-                    log.error(
-                        "error_id=%s converting an upload failed",
-                        conversion.error.error_id,
-                        exc_info=exc,
-                    )
+                    why = "could not be converted (internal error)"
+                    conversion.error = file_error(upload, why, exc_info=exc)
                     self._failed(upload.index)

@@ -18,6 +18,7 @@ from urllib.parse import quote, urlencode, urlsplit
 
 import httpx
 
+from assetgate.errors import AppError
 from assetgate.packages.address import EXACT_LIBRARY_VERSION, LIBRARY_NAME, is_package_name
 from assetgate.packages.merge import Hit
 from assetgate.packages.versions import Dist, Packument
@@ -25,15 +26,6 @@ from assetgate.packages.versions import Dist, Packument
 PACKUMENT_MAX_BYTES: Final = 64 * 1024 * 1024
 SEARCH_MAX_BYTES: Final = 4 * 1024 * 1024
 ABBREVIATED: Final = "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8"
-
-
-class UpstreamError(Exception):
-    """An upstream answered badly; ``status`` 404 means "does not exist there"."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,32 +42,32 @@ async def fetch_json(
     max_bytes: int,
     accept: str = "application/json",
 ) -> object:
-    """GET ``url`` -> parsed JSON; UpstreamError(404) for a 404, UpstreamError(502) otherwise."""
+    """GET ``url`` -> parsed JSON; an upstream AppError: 404 for a 404, 502/504 otherwise."""
     try:
         async with asyncio.timeout(timeout_s):
             async with http.stream(
                 "GET", url, headers={"Accept": accept}, timeout=timeout_s
             ) as response:
                 if response.status_code == 404:
-                    raise UpstreamError(404, "not found upstream")
+                    raise AppError.upstream("not found upstream", 404)
                 if response.status_code != 200:
-                    raise UpstreamError(502, f"upstream answered {response.status_code}")
+                    raise AppError.upstream(f"upstream answered {response.status_code}")
                 declared = response.headers.get("content-length", "")
                 if declared.isdigit() and int(declared) > max_bytes:
-                    raise UpstreamError(502, "upstream answer is too large")
+                    raise AppError.upstream("upstream answer is too large")
                 body = bytearray()
                 async for chunk in response.aiter_bytes():
                     body += chunk
                     if len(body) > max_bytes:
-                        raise UpstreamError(502, "upstream answer is too large")
+                        raise AppError.upstream("upstream answer is too large")
     except TimeoutError as exc:
-        raise UpstreamError(504, "upstream timed out") from exc
+        raise AppError.upstream("upstream timed out", 504) from exc
     except httpx.HTTPError as exc:
-        raise UpstreamError(502, "upstream unreachable") from exc
+        raise AppError.upstream("upstream unreachable") from exc
     try:
         return json.loads(body)
     except ValueError as exc:
-        raise UpstreamError(502, "upstream answered invalid JSON") from exc
+        raise AppError.upstream("upstream answered invalid JSON") from exc
 
 
 # --- npm ----------------------------------------------------------------------------------------
@@ -88,9 +80,9 @@ def _str(value: object) -> str | None:
 
 
 def make_packument(name: str, doc: object) -> Packument:
-    """A full or abbreviated registry document -> Packument; UpstreamError(502) when malformed."""
+    """A full or abbreviated registry document -> Packument; AppError 502 when malformed."""
     if not isinstance(doc, dict) or not isinstance(doc.get("versions"), dict):
-        raise UpstreamError(502, "registry answered an unexpected document")
+        raise AppError.upstream("registry answered an unexpected document")
     dists: dict[str, Dist] = {}
     deprecated: set[str] = set()
     for version, meta in doc["versions"].items():
@@ -160,7 +152,7 @@ def tarball_url(registry: str, name: str, version: str, dist_tarball: str) -> st
 def make_npm_hits(doc: object) -> list[Hit]:
     """``/-/v1/search`` answer -> hits in the registry's order; malformed objects are skipped."""
     if not isinstance(doc, dict) or not isinstance(doc.get("objects"), list):
-        raise UpstreamError(502, "registry search answered an unexpected document")
+        raise AppError.upstream("registry search answered an unexpected document")
     hits: list[Hit] = []
     for item in doc["objects"]:
         package = item.get("package") if isinstance(item, dict) else None
@@ -189,7 +181,7 @@ async def search_npm(
     url = f"{registry}-/v1/search?{urlencode({'text': q, 'size': size})}"
     try:
         doc = await fetch_json(http, url, timeout_s=timeout_s, max_bytes=SEARCH_MAX_BYTES)
-    except UpstreamError as exc:
+    except AppError as exc:
         if exc.status != 404:
             raise
         return await _exact_name_hit(http, registry, q, timeout_s=timeout_s)
@@ -204,7 +196,7 @@ async def _exact_name_hit(
         return []
     try:
         packument = await fetch_packument(http, registry, name, timeout_s=timeout_s, full=True)
-    except UpstreamError as exc:
+    except AppError as exc:
         if exc.status == 404:
             return []
         raise
@@ -220,7 +212,7 @@ def make_library_hits(doc: object) -> list[Hit]:
     """``/libraries?search=`` answer -> hits; a library with no version or filename is dropped
     (no version-pinned URL can be made for it)."""
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
-        raise UpstreamError(502, "library catalog answered an unexpected document")
+        raise AppError.upstream("library catalog answered an unexpected document")
     hits: list[Hit] = []
     for item in doc["results"]:
         if not isinstance(item, dict):
@@ -265,9 +257,9 @@ async def search_library(
 
 def make_library_version(doc: object) -> LibraryVersion:
     if not isinstance(doc, dict):
-        raise UpstreamError(502, "library catalog answered an unexpected document")
+        raise AppError.upstream("library catalog answered an unexpected document")
     if doc.get("error"):
-        raise UpstreamError(404, "library version not found")
+        raise AppError.upstream("library version not found", 404)
     files: set[str] = set()
     for key in ("files", "rawFiles"):
         listed = doc.get(key)

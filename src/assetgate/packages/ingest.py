@@ -29,7 +29,7 @@ import httpx
 
 from assetgate.errors import AppError
 from assetgate.packages import catalogs
-from assetgate.packages.catalogs import LibraryVersion, UpstreamError
+from assetgate.packages.catalogs import LibraryVersion
 from assetgate.packages.defaultfile import choose_default_file
 from assetgate.packages.integrity import Expected, expected_for_dist, parse_sri
 from assetgate.packages.store import FileRow, Store, StoreSink, VersionKey, VersionRow
@@ -37,7 +37,6 @@ from assetgate.packages.tarball import (
     CHUNK_BYTES,
     Limits,
     StoredBlob,
-    UnpackError,
     blob_suffix,
     unpack,
 )
@@ -64,7 +63,7 @@ class Upstreams:
     timeout_s: float
 
 
-def _upstream_failure(exc: UpstreamError, what: str) -> AppError:
+def _upstream_failure(exc: AppError, what: str) -> AppError:
     if exc.status == 404:
         return AppError.not_found(f"{what} not found")
     return AppError.upstream(f"{what}: {exc.message}")
@@ -132,7 +131,7 @@ class Packages:
             packument = await catalogs.fetch_packument(
                 self.http, registry, name, timeout_s=self.upstreams.timeout_s
             )
-        except UpstreamError as exc:
+        except AppError as exc:
             if exc.status == 404:
                 raise AppError.not_found("package not found") from exc
             stale = await self._stale_packument(name)
@@ -157,7 +156,7 @@ class Packages:
             return None
         try:
             return catalogs.make_packument(name, saved[1])
-        except UpstreamError:
+        except AppError:
             return None
 
     async def resolve(self, name: str, spec: str) -> str:
@@ -210,9 +209,10 @@ class Packages:
         sink = self.store.new_sink()
         try:
             unpacked = await self.gate.run(unpack, tarball, sink, self.limits)
-        except UnpackError as exc:
-            log.warning("refused %s@%s: %s", key[1], key[2], exc.message)
-            raise AppError(exc.status, exc.message) from exc
+        except AppError as exc:
+            if exc.status != 503:  # the archive itself was refused, not the CPU door
+                log.warning("refused %s@%s: %s", key[1], key[2], exc.message)
+            raise
         manifest: object = {}
         if unpacked.manifest is not None:
             with contextlib.suppress(ValueError):
@@ -292,7 +292,7 @@ class Packages:
                     version,
                     timeout_s=self.upstreams.timeout_s,
                 )
-            except UpstreamError as exc:
+            except AppError as exc:
                 raise _upstream_failure(exc, "library") from exc
             self._libraries[(name, version)] = found
             while len(self._libraries) > PACKUMENT_CACHE_ENTRIES:

@@ -19,7 +19,6 @@ from urllib.parse import unquote
 
 from assetgate.errors import AppError
 from assetgate.packages import catalogs
-from assetgate.packages.catalogs import UpstreamError
 from assetgate.packages.ingest import Packages
 from assetgate.packages.merge import Hit, merge_hits, rank_hits
 from assetgate.packages.query import SearchQuery
@@ -50,7 +49,7 @@ class Search:
     async def _npm(self, query: SearchQuery) -> list[Hit]:
         registry = self.packages.upstreams.registry
         if registry is None:
-            raise UpstreamError(502, "no npm registry is configured")
+            raise AppError.upstream("no npm registry is configured")
         return await catalogs.search_npm(
             self.packages.http,
             registry,
@@ -80,7 +79,7 @@ class Search:
         failures = 0
         for name, outcome in zip(("npm", "library"), outcomes, strict=True):
             if isinstance(outcome, BaseException):
-                if not isinstance(outcome, UpstreamError | TimeoutError):
+                if not isinstance(outcome, AppError | TimeoutError):
                     raise outcome
                 failures += 1
                 log.warning("search: %s catalog failed: %s", name, outcome)

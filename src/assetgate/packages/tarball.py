@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, BinaryIO, Final, Protocol
 
+from assetgate.errors import AppError
+
 CHUNK_BYTES: Final = 64 * 1024
 IN_MEMORY_MAX_BYTES: Final = 1024 * 1024  # bodies up to this are hashed and written in one go
 _BAD_CHARS: Final = re.compile(r"[\x00-\x1f\x7f\\]")
@@ -33,15 +35,6 @@ class Limits:
     max_unpacked_bytes: int = 256 * 1024 * 1024
     max_ratio: int = 100
     ratio_floor_bytes: int = 8 * 1024 * 1024  # small archives may legitimately exceed the ratio
-
-
-class UnpackError(Exception):
-    """The archive is refused; ``status`` is 413 for a cap, 502 for a broken archive."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +96,7 @@ class _CountingReader(io.RawIOBase):
         data = self._inner.read(len(buffer))
         self.count += len(data)
         if self.count > self._ceiling:
-            raise UnpackError(413, "package exceeds the unpacked size or compression ratio limit")
+            raise AppError.too_large("package exceeds the unpacked size or compression ratio limit")
         buffer[: len(data)] = data
         return len(data)
 
@@ -113,7 +106,7 @@ def _body(reader: IO[bytes], size: int) -> Iterator[bytes]:
     while remaining > 0:
         chunk = reader.read(min(CHUNK_BYTES, remaining))
         if not chunk:
-            raise UnpackError(502, "truncated package archive")
+            raise AppError.upstream("truncated package archive")
         remaining -= len(chunk)
         yield chunk
 
@@ -146,24 +139,24 @@ def unpack(tarball: Path, sink: BlobSink, limits: Limits = Limits()) -> Unpacked
                 for member in archive:
                     entries += 1
                     if entries > limits.max_files:
-                        raise UnpackError(413, "package has too many files")
+                        raise AppError.too_large("package has too many files")
                     if not member.isreg():
                         continue
                     path = clean_member_name(member.name)
                     if path is None:
                         continue
                     if member.size > limits.max_file_bytes:
-                        raise UnpackError(413, "a file of the package exceeds the size limit")
+                        raise AppError.too_large("a file of the package exceeds the size limit")
                     total += member.size
                     if total > limits.max_unpacked_bytes:
-                        raise UnpackError(413, "package exceeds the unpacked size limit")
+                        raise AppError.too_large("package exceeds the unpacked size limit")
                     reader = archive.extractfile(member)
                     if reader is None:
                         continue
                     if member.size <= IN_MEMORY_MAX_BYTES:
                         data = reader.read(member.size)
                         if len(data) != member.size:
-                            raise UnpackError(502, "truncated package archive")
+                            raise AppError.upstream("truncated package archive")
                         if path == "package.json":
                             manifest = data
                         stored = sink.put_bytes(data, blob_suffix(path))
@@ -171,11 +164,11 @@ def unpack(tarball: Path, sink: BlobSink, limits: Limits = Limits()) -> Unpacked
                         stored = sink.put(_body(reader, member.size), blob_suffix(path))
                     written.add(stored.blob)
                     files[path] = stored
-    except UnpackError:
+    except AppError:
         sink.discard(written)
         raise
     except (tarfile.TarError, OSError, EOFError, gzip.BadGzipFile, ValueError) as exc:
         sink.discard(written)
-        raise UnpackError(502, "package archive is not a valid gzip'd tar") from exc
+        raise AppError.upstream("package archive is not a valid gzip'd tar") from exc
     sink.discard(written - {f.blob for f in files.values()})
     return Unpacked(files=files, manifest=manifest, unpacked_bytes=total)

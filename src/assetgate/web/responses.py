@@ -7,7 +7,6 @@ support request can be matched to the log without leaking anything to the client
 from __future__ import annotations
 
 import logging
-import uuid
 from typing import Final
 
 from starlette.exceptions import HTTPException
@@ -36,15 +35,9 @@ def error_response(exc: AppError, *, head: bool = False) -> Response:
     return JSONResponse(error_body(exc), status_code=exc.status, headers=headers)
 
 
-def new_error_id() -> str:
-    return uuid.uuid4().hex[:16]
-
-
 def internal_error(exc: BaseException, *, context: str = "") -> AppError:
     """Log ``exc`` with a fresh id and return the public 500 that names only the id."""
-    error_id = new_error_id()
-    log.error("error_id=%s %s", error_id, context, exc_info=exc)
-    return AppError(500, "internal server error", error_id=error_id)
+    return AppError.logged(500, "internal server error", log=log, context=context, exc_info=exc)
 
 
 async def on_app_error(request: Request, exc: Exception) -> Response:

@@ -28,7 +28,6 @@ from assetgate.part import Part, part_state
 from assetgate.resources import Resources
 from assetgate.settings import Settings
 from assetgate.web.params import read_bool
-from assetgate.web.responses import new_error_id
 from assetgate.whois.bootstrap import BootstrapFile
 from assetgate.whois.cache import SingleFlightCache
 from assetgate.whois.domain import PARAM, Domain, normalise_tld, parse_domain, registrable
@@ -144,9 +143,13 @@ async def _lookup(state: WhoisState, domain: Domain) -> tuple[Answer, bool]:
             domain.ascii, functools.partial(state.resolver.lookup, domain)
         )
     except FetchError as exc:
-        error_id = new_error_id()
-        log.warning("error_id=%s whois %s failed: %s", error_id, domain.ascii, exc.reason)
-        raise AppError(500, f"whois lookup failed: {exc.reason}", error_id=error_id) from None
+        raise AppError.logged(
+            500,
+            f"whois lookup failed: {exc.reason}",
+            log=log,
+            context=f"whois {domain.ascii} failed: {exc.reason}",
+            level=logging.WARNING,
+        ) from None
 
 
 def _routes() -> list[Route]:
