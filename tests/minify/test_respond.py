@@ -53,12 +53,13 @@ class Harness:
 
 def make_app(root: Path, gate: WorkGate, cache: AssetCache, max_bytes: int) -> Starlette:
     async def serve(request: Request) -> Response:
-        source = resolve_under(root, request.path_params["path"])
-        if source is None or not is_asset(source):
+        found = resolve_under(root, request.path_params["path"])
+        if found is None or not is_asset(found.path):
             raise AppError.not_found()
         return await asset_response(
             request,
-            source,
+            found.path,
+            source_stat=found.stat,
             gate=gate,
             cache=cache,
             cache_control="public, max-age=60",

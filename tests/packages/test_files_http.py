@@ -107,7 +107,7 @@ async def test_pinned_file_headers(npm: httpx.AsyncClient, demo: bytes) -> None:
     assert response.content == JS
     digest = hashlib.sha256(JS).hexdigest()
     headers = response.headers
-    assert headers["content-type"] == "text/javascript; charset=utf-8"
+    assert headers["content-type"] == "application/javascript; charset=utf-8"
     assert headers["cache-control"] == PINNED
     assert headers["etag"] == f'"{digest}"'
     assert (
@@ -139,8 +139,8 @@ async def test_pinned_file_headers(npm: httpx.AsyncClient, demo: bytes) -> None:
 @pytest.mark.parametrize(
     ("path", "media"),
     [
-        ("dist/demo.mjs", "text/javascript; charset=utf-8"),
-        ("dist/demo.cjs", "text/javascript; charset=utf-8"),
+        ("dist/demo.mjs", "application/javascript; charset=utf-8"),
+        ("dist/demo.cjs", "application/javascript; charset=utf-8"),
         ("dist/demo.css", "text/css; charset=utf-8"),
         ("dist/demo.js.map", "application/json; charset=utf-8"),
         ("dist/demo.wasm", "application/wasm"),
@@ -252,7 +252,7 @@ async def test_a_package_named_lib_and_the_library_route(
     assert library.status_code == 200
     assert library.content == b"/*! jQuery */"
     assert library.headers["cache-control"] == PINNED
-    assert library.headers["content-type"] == "text/javascript; charset=utf-8"
+    assert library.headers["content-type"] == "application/javascript; charset=utf-8"
 
 
 async def test_library_files_are_verified_against_the_catalog_sri(

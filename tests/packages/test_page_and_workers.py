@@ -29,7 +29,7 @@ async def test_page_headers_and_assets(npm: httpx.AsyncClient) -> None:
     assert again.status_code == 304
     assert (await npm.get("/npm/")).status_code == 200
     script = await npm.get("/npm/_assets/search.js")
-    assert script.headers["content-type"] == "text/javascript; charset=utf-8"
+    assert script.headers["content-type"] == "application/javascript; charset=utf-8"
     assert b"textContent" in script.content
     assert b".innerHTML" not in script.content
     assert (await npm.get("/npm/_assets/search.html")).status_code == 404

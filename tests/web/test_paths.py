@@ -58,5 +58,10 @@ def test_unsafe_paths_resolve_to_nothing(root: Path, path: str) -> None:
 
 
 def test_safe_paths_resolve(root: Path) -> None:
-    assert resolve_under(root, "dir/ok.png") == (root / "dir" / "ok.png").resolve()
-    assert resolve_under(root, "inside-link.png") == (root / "dir" / "ok.png").resolve()
+    found = resolve_under(root, "dir/ok.png")
+    assert found is not None
+    assert found.path == (root / "dir" / "ok.png").resolve()
+    assert (found.stat.st_ino, found.stat.st_size) == (found.path.stat().st_ino, 1)
+    linked = resolve_under(root, "inside-link.png")
+    assert linked is not None
+    assert linked.path == (root / "dir" / "ok.png").resolve()

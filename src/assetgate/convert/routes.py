@@ -25,7 +25,6 @@ import anyio.to_thread
 from starlette.background import BackgroundTask
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
-from starlette.routing import Route
 
 from assetgate.budget import rate_limited
 from assetgate.convert.archive import write_zip
@@ -36,11 +35,10 @@ from assetgate.convert.uploads import UPLOAD_FIELD, Upload, UploadLimits, receiv
 from assetgate.errors import AppError
 from assetgate.part import Part
 from assetgate.resources import Resources, resources
+from assetgate.web.http import any_method
 
 PART_NAME: Final = "convert"
 ARCHIVE_NAME: Final = "images.zip"
-# Every method reaches the endpoint, which answers 405 itself for all but POST (see ``convert``).
-ROUTE_METHODS: Final = ["POST", "GET", "HEAD", "PUT", "DELETE", "PATCH", "OPTIONS"]
 STREAM_CHUNK_BYTES: Final = 256 * 1024
 _STATIC_HEADERS: Final = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
 
@@ -56,14 +54,6 @@ async def stream_file(path: Path, workdir: Path) -> AsyncIterator[bytes]:
 
 def remove_workdir(workdir: Path) -> None:
     shutil.rmtree(workdir, ignore_errors=True)
-
-
-async def convert(request: Request) -> Response:
-    # The route takes every method so that GET or HEAD on this path is this interface's 405 and
-    # never falls through to the optimizer's catch-all as a file lookup.
-    if request.method != "POST":
-        raise AppError.method_not_allowed(request.method, "POST")
-    return await _limited(request)
 
 
 async def _respond_or_400(request: Request) -> Response:
@@ -218,6 +208,8 @@ OPENAPI: Final[dict[str, Any]] = {
 
 PART = Part(
     name=PART_NAME,
-    routes=[Route("/api/convert", convert, methods=ROUTE_METHODS)],
+    # Every method reaches the route, so GET or HEAD on this path is this interface's 405 and never
+    # falls through to the optimizer's catch-all as a file lookup.
+    routes=[any_method("/api/convert", _limited, methods=("POST",))],
     openapi=OPENAPI,
 )

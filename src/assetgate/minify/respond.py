@@ -67,18 +67,22 @@ async def asset_response(
     request: Request,
     source: Path,
     *,
+    source_stat: os.stat_result | None = None,
     gate: WorkGate,
     cache: AssetCache,
     cache_control: str,
     max_bytes: int,
     extra_headers: Mapping[str, str] | None = None,
 ) -> Response:
-    """Answer GET or HEAD for the CSS/JS file ``source`` (already resolved and safe)."""
+    """Answer GET or HEAD for the CSS/JS file ``source`` (already resolved and safe).
+
+    ``source_stat``: the path gate's stat of ``source`` when the caller has it (else one is taken).
+    """
     kind = kind_of(source)
     if kind is None:
         raise AppError.unsupported_media("not a CSS or JavaScript file")
     spec = parse_asset_spec(request.query_params)
-    info = _stat_regular(source)
+    info = source_stat if source_stat is not None else _stat_regular(source)
     if looks_binary(_read_head(source)):
         raise AppError.unsupported_media("the file is not CSS or JavaScript text")
     plan = make_plan(

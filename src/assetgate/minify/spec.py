@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Final, Literal
 
+from assetgate.web.mediatypes import CSS, JAVASCRIPT
 from assetgate.web.negotiation import accepts_encoding
 from assetgate.web.params import read_flag
 
@@ -22,10 +23,7 @@ Transform = Literal["none", "minify", "safe"]
 Encoding = Literal["identity", "gzip"]
 
 KINDS: Final[Mapping[str, AssetKind]] = {".css": "css", ".js": "js", ".mjs": "js"}
-MEDIA_TYPES: Final[Mapping[AssetKind, str]] = {
-    "css": "text/css; charset=utf-8",
-    "js": "application/javascript; charset=utf-8",
-}
+MEDIA_TYPES: Final[Mapping[AssetKind, str]] = {"css": CSS, "js": JAVASCRIPT}
 
 
 def kind_of(path: PurePath | str) -> AssetKind | None:

@@ -1,18 +1,17 @@
 """HTTP edge of the optimizer: ``GET /?file=<path>&...`` and the public form ``GET /<path>?...``.
 
 The route reads like the request's data flow (DESIGN §3): method -> parameters (400) -> safe path
-(404) -> stat -> ETag -> 304 before any decoding -> one job through the WorkGate (sniff 415,
-header limits 413, codecs 501, render) -> headers. CSS and JavaScript files go to the shared
-CSS/JS floor (``minify``). A public URL without any optimizer parameter is a static file. Every
-method is routed here so that anything but GET/HEAD/OPTIONS gets our 405 with ``Allow``.
+(404; the gate's stat is the only one) -> ETag -> 304 before any decoding -> one job through the
+WorkGate (sniff 415, header limits 413, codecs 501, render) -> headers. CSS and JavaScript files go
+to the shared CSS/JS floor (``minify``). A public URL without any optimizer parameter is a static
+file. Every method is routed here so that anything but GET/HEAD/OPTIONS gets our 405 with
+``Allow`` (``web.http``).
 """
 
 from __future__ import annotations
 
-import mimetypes
 import os
-import stat
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,8 +19,6 @@ from typing import Final
 
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
-from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
 
 from assetgate.budget import rate_limited
 from assetgate.errors import AppError
@@ -35,11 +32,12 @@ from assetgate.optimizer.spec import FILE_PARAM, ImageSpec, is_recognised, parse
 from assetgate.part import Part, part_state
 from assetgate.resources import Resources, resources
 from assetgate.web.caching import make_etag, request_is_not_modified, validator_headers
+from assetgate.web.http import READ_METHODS, any_method, body_for
+from assetgate.web.mediatypes import media_type
 from assetgate.web.params import read_str
 from assetgate.web.paths import resolve_under
 from assetgate.web.savings import savings_headers
 
-ALLOW: Final = "GET, HEAD, OPTIONS"
 RESERVED: Final = ("cache/",)
 EXPOSED: Final = (
     "ETag, X-Optimizer-Cache, X-Optimizer-Status, X-Original-Size, X-Compressed-Size, "
@@ -74,9 +72,6 @@ async def lifespan(res: Resources) -> AsyncIterator[OptimizerState]:
 
 async def optimize_file(request: Request) -> Response:
     """``/?file=<path>&...`` (operation ``optimizeFile``)."""
-    _check_method(request)
-    if request.method == "OPTIONS":
-        return _options(request)
     # Long or odd paths are the path gate's business (404 like any missing file), not a 400.
     name = read_str(request.query_params, "file", min_len=1, max_len=64 * 1024, required=True)
     assert name is not None
@@ -85,9 +80,6 @@ async def optimize_file(request: Request) -> Response:
 
 async def public_file(request: Request) -> Response:
     """``/<path>?...``: the same transformation on the public URL of the original file."""
-    _check_method(request)
-    if request.method == "OPTIONS":
-        return _options(request)
     return await _serve(request, request.path_params["path"], static_when_plain=True)
 
 
@@ -97,20 +89,21 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
     query = request.query_params
     static = static_when_plain and not is_recognised(query)
     spec = None if static else parse_spec(query)
-    path = resolve_under(res.settings.root, name, reserved=RESERVED)
-    if path is None:
+    found = resolve_under(res.settings.root, name, reserved=RESERVED)
+    if found is None:
         raise AppError.not_found()
+    path, info = found.path, found.stat
     if is_asset(path):
         return await asset_response(
             request,
             path,
+            source_stat=info,
             gate=res.gate,
             cache=res.assets,
             cache_control=res.settings.cache_control,
             max_bytes=res.settings.asset_max_bytes,
             extra_headers=state.cors,
         )
-    info = _stat(path)
     if spec is None:
         return _static(request, path, info, res.settings.cache_control, state)
     if info.st_size > res.settings.max_source_bytes:
@@ -168,18 +161,17 @@ def _answer(
     outcome: Outcome,
     headers: dict[str, str],
 ) -> Response:
-    media_type = MEDIA_TYPES[outcome.output]
+    content_type = MEDIA_TYPES[outcome.output]
     headers["X-Output-Format"] = outcome.output
     if outcome.body is None:
         headers["X-Original-Size"] = str(info.st_size)
         headers["X-Optimizer-Status"] = "passthrough"
-        return FileResponse(path, headers=headers, media_type=media_type, stat_result=info)
+        return FileResponse(path, headers=headers, media_type=content_type, stat_result=info)
     size = len(outcome.body)
     headers["X-Optimizer-Cache"] = "BYPASS"
     headers.update(savings_headers(info.st_size, size))
     headers["Content-Length"] = str(size)
-    body = b"" if request.method == "HEAD" else outcome.body
-    return Response(body, headers=headers, media_type=media_type)
+    return Response(body_for(request, outcome.body), headers=headers, media_type=content_type)
 
 
 def _static(
@@ -200,59 +192,21 @@ def _static(
     }
     if request_is_not_modified(request, etag, info.st_mtime):
         return Response(status_code=304, headers=headers)
-    media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-    return FileResponse(path, headers=headers, media_type=media_type, stat_result=info)
+    return FileResponse(path, headers=headers, media_type=media_type(path.name), stat_result=info)
 
 
-def _stat(path: Path) -> os.stat_result:
-    try:
-        info = os.stat(path)
-    except OSError:
-        raise AppError.not_found() from None
-    if not stat.S_ISREG(info.st_mode):
-        raise AppError.not_found()
-    return info
-
-
-def _check_method(request: Request) -> None:
-    if request.method not in ("GET", "HEAD", "OPTIONS"):
-        raise AppError.method_not_allowed(request.method, ALLOW)
-
-
-def _options(request: Request) -> Response:
+def _cors(request: Request) -> Mapping[str, str]:
     state: OptimizerState = part_state(request, "optimizer")
-    requested = request.headers.get("access-control-request-headers")
-    return Response(
-        status_code=204,
-        headers={
-            "Allow": ALLOW,
-            "Access-Control-Allow-Origin": state.cors["Access-Control-Allow-Origin"],
-            "Access-Control-Allow-Methods": ALLOW,
-            "Access-Control-Allow-Headers": requested[:512]
-            if requested
-            else "Accept, If-None-Match, If-Modified-Since, Accept-Encoding",
-            "Access-Control-Max-Age": "86400",
-        },
-    )
-
-
-class AnyMethod:
-    """An ASGI endpoint: Starlette routes every method to it (a plain function would get GET only),
-    so the 405 and its ``Allow`` header are ours."""
-
-    def __init__(self, handler: Callable[[Request], Awaitable[Response]]) -> None:
-        self.handler = handler
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = await self.handler(Request(scope, receive))
-        await response(scope, receive, send)
+    return {"Access-Control-Allow-Origin": state.cors["Access-Control-Allow-Origin"]}
 
 
 PART = Part(
     name="optimizer",
     routes=[
-        Route("/", AnyMethod(rate_limited("optimizer", optimize_file))),
-        Route("/{path:path}", AnyMethod(rate_limited("optimizer", public_file))),
+        any_method("/", rate_limited("optimizer", optimize_file), methods=READ_METHODS, cors=_cors),
+        any_method(
+            "/{path:path}", rate_limited("optimizer", public_file), methods=READ_METHODS, cors=_cors
+        ),
     ],
     openapi=make_paths(FILE_PARAM),
     lifespan=lifespan,

@@ -14,8 +14,8 @@ from typing import Final
 from urllib.parse import quote
 
 from assetgate.packages.integrity import make_content_digest, make_sri
-from assetgate.packages.mediatypes import media_type
 from assetgate.packages.store import FileRow
+from assetgate.web.mediatypes import media_type
 
 PINNED_CACHE: Final = "public, max-age=31536000, immutable"
 SANDBOX_CSP: Final = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
@@ -50,7 +50,7 @@ def pinned_raw_headers(found: FileRow) -> tuple[tuple[bytes, bytes], ...]:
     """The whole header block of a 200, already encoded for the ASGI server."""
     items = (
         *pinned_header_items(found),
-        ("Content-Type", media_type(found.path)),
+        ("Content-Type", package_media_type(found.path)),
         ("Content-Length", str(found.size)),
     )
     return tuple((k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in items)
@@ -73,7 +73,7 @@ def make_listing(
             {
                 "path": "/" + row.path,
                 "size": row.size,
-                "type": media_type(row.path),
+                "type": package_media_type(row.path),
                 "integrity": make_sri("sha512", bytes.fromhex(row.sha512)),
                 "sha256": row.sha256,
             }
@@ -94,3 +94,9 @@ def make_folder_html(name: str, version: str, prefix: str, rows: Iterable[FileRo
         f'<!doctype html><html lang="en"><meta charset="utf-8"><title>{title}</title>'
         f"<h1>{title}</h1><ul>{items}</ul></html>"
     ).encode()
+
+
+def package_media_type(path: str) -> str:
+    """A package file's Content-Type: documents as text, since packages are untrusted content
+    served on the service's own origin (the sandbox CSP and ``nosniff`` do the rest)."""
+    return media_type(path, documents_as_text=True)

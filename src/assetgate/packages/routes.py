@@ -1,7 +1,8 @@
 """HTTP edge of the package library (interface B): ``/npm``, ``/npm/search``, ``/npm/...`` files.
 
 The only module of the part that sees a ``Request``. Every route takes every method and answers
-405 itself, so a POST to ``/npm/search`` can never fall through to the optimizer's catch-all.
+405 itself (``web.http``), so a POST to ``/npm/search`` never falls through to the optimizer's
+catch-all.
 Everything under ``/npm/`` belongs to this part: a miss is this part's 404, with a short cache.
 """
 
@@ -33,11 +34,11 @@ from assetgate.packages.bodies import (
     make_folder_html,
     make_listing,
     make_sri_body,
+    package_media_type,
     pinned_headers,
     pinned_raw_headers,
 )
 from assetgate.packages.ingest import Packages, Upstreams
-from assetgate.packages.mediatypes import media_type
 from assetgate.packages.openapi import OPENAPI
 from assetgate.packages.query import parse_search_query
 from assetgate.packages.registry import pick_registry
@@ -47,6 +48,8 @@ from assetgate.packages.versions import is_exact
 from assetgate.part import Part, part_state
 from assetgate.resources import Resources, resources
 from assetgate.web.caching import is_not_modified, make_etag
+from assetgate.web.http import READ_METHODS, Endpoint, any_method, body_for
+from assetgate.web.mediatypes import media_type
 
 ALIAS_CACHE: Final = "public, max-age=300"
 DEFAULT_FILE_CACHE: Final = "public, max-age=86400"
@@ -57,13 +60,9 @@ PAGE_CSP: Final = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
     "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
-READ_METHODS: Final = ("GET", "HEAD", "OPTIONS")
 INLINE_MAX_BYTES: Final = 1024 * 1024
 ASSET_QUERY: Final = ("min", "compress", "safe")
-STATIC_FILES: Final[Mapping[str, str]] = {
-    "search.js": "text/javascript; charset=utf-8",
-    "search.css": "text/css; charset=utf-8",
-}
+STATIC_FILES: Final = ("search.js", "search.css")
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,12 +84,12 @@ def _load_static() -> dict[str, StaticFile]:
     """The search page and its script, shipped as package data; a missing file is a 404."""
     found: dict[str, StaticFile] = {}
     folder = package_data.files("assetgate.packages") / "static"
-    for name, kind in {"search.html": "text/html; charset=utf-8", **STATIC_FILES}.items():
+    for name in ("search.html", *STATIC_FILES):
         try:
             body = (folder / name).read_bytes()
         except OSError:
             continue
-        found[name] = StaticFile(body, kind, make_etag(name, body))
+        found[name] = StaticFile(body, media_type(name), make_etag(name, body))
     return found
 
 
@@ -118,29 +117,19 @@ async def lifespan(res: Resources) -> AsyncIterator[PackagesState]:
         await anyio.to_thread.run_sync(store.close)
 
 
+def _cors(request: Request) -> Mapping[str, str]:
+    return CROSS_ORIGIN
+
+
+def _route(path: str, endpoint: Endpoint) -> Route:
+    """Read-only, spending the shared budget when packages is rate limited."""
+    return any_method(path, rate_limited("packages", endpoint), methods=READ_METHODS, cors=_cors)
+
+
 def _state(request: Request) -> PackagesState:
     state = part_state(request, "packages")
     assert isinstance(state, PackagesState)
     return state
-
-
-def _check_method(request: Request) -> Response | None:
-    """None for GET/HEAD; the CORS preflight answer for OPTIONS; 405 for anything else."""
-    if request.method in ("GET", "HEAD"):
-        return None
-    if request.method == "OPTIONS":
-        headers = {
-            **CROSS_ORIGIN,
-            "Allow": ", ".join(READ_METHODS),
-            "Access-Control-Allow-Methods": ", ".join(READ_METHODS),
-            "Access-Control-Max-Age": "86400",
-        }
-        return Response(status_code=204, headers=headers)
-    raise AppError.method_not_allowed(request.method, ", ".join(READ_METHODS))
-
-
-def _body(request: Request, body: bytes) -> bytes:
-    return b"" if request.method == "HEAD" else body
 
 
 # --- page and search ------------------------------------------------------------------------------
@@ -149,13 +138,10 @@ def _static_response(request: Request, item: StaticFile, extra: Mapping[str, str
     if is_not_modified(request.headers.get("if-none-match"), None, etag=item.etag, last_modified=0):
         return Response(status_code=304, headers=headers)
     headers["Content-Length"] = str(len(item.body))
-    return Response(_body(request, item.body), media_type=item.media_type, headers=headers)
+    return Response(body_for(request, item.body), media_type=item.media_type, headers=headers)
 
 
 async def page(request: Request) -> Response:
-    early = _check_method(request)
-    if early is not None:
-        return early
     item = _state(request).static.get("search.html")
     if item is None:
         raise AppError.not_found("package library page is missing")
@@ -164,9 +150,6 @@ async def page(request: Request) -> Response:
 
 
 async def static_asset(request: Request) -> Response:
-    early = _check_method(request)
-    if early is not None:
-        return early
     name = request.path_params["name"]
     item = _state(request).static.get(name) if name in STATIC_FILES else None
     if item is None:
@@ -175,9 +158,6 @@ async def static_asset(request: Request) -> Response:
 
 
 async def search(request: Request) -> Response:
-    early = _check_method(request)
-    if early is not None:
-        return early
     query = parse_search_query(request.query_params)
     state = _state(request)
     answer = await state.search.answer(query)
@@ -203,7 +183,7 @@ async def search(request: Request) -> Response:
     }
     response = JSONResponse(body, headers=headers)
     if request.method == "HEAD":
-        response.body = b""
+        response.body = b""  # Content-Length stays the GET's
     return response
 
 
@@ -218,9 +198,6 @@ def _raw_rest(request: Request) -> str:
 
 async def files(request: Request) -> Response:
     """Everything under ``/npm/``: ``/npm/`` itself is the page, the rest package/library paths."""
-    early = _check_method(request)
-    if early is not None:
-        return early
     rest = _raw_rest(request)
     if not rest:
         return await page(request)
@@ -296,7 +273,7 @@ async def _library_file(request: Request, address: LibraryAddress) -> Response:
 def _json(request: Request, body: object, headers: Mapping[str, str]) -> Response:
     response = JSONResponse(body, headers=dict(headers))
     if request.method == "HEAD":
-        response.body = b""
+        response.body = b""  # Content-Length stays the GET's
     return response
 
 
@@ -327,7 +304,7 @@ def _folder_page(
     prefix = folder.strip("/") + "/"
     body = make_folder_html(name, version, prefix, _folder_rows(state, name, version, prefix))
     headers = {**CROSS_ORIGIN, "Cache-Control": PINNED_CACHE, "Content-Security-Policy": FOLDER_CSP}
-    return Response(_body(request, body), media_type="text/html; charset=utf-8", headers=headers)
+    return Response(body_for(request, body), media_type="text/html; charset=utf-8", headers=headers)
 
 
 async def _file_response(
@@ -364,8 +341,8 @@ async def _file_response(
     ):
         return Response(status_code=304, headers=headers)
     if found.size > INLINE_MAX_BYTES or "range" in request_headers:
-        return FileResponse(blob, media_type=media_type(found.path), headers=headers)
-    response = Response(b"" if request.method == "HEAD" else _read(blob))
+        return FileResponse(blob, media_type=package_media_type(found.path), headers=headers)
+    response = Response(b"" if request.method == "HEAD" else _read(blob))  # HEAD reads nothing
     response.raw_headers = list(pinned_raw_headers(found))
     return response
 
@@ -409,10 +386,19 @@ async def _serve(
 PART = Part(
     name="packages",
     routes=[
-        Route("/npm", rate_limited("packages", page), methods=None),
-        Route("/npm/search", rate_limited("packages", search), methods=None),
-        Route("/npm/_assets/{name}", rate_limited("packages", static_asset), methods=None),
-        Route("/npm/{rest:path}", rate_limited("packages", files), methods=None),
+        _route("/npm", page),
+        any_method(
+            "/npm/search", rate_limited("packages", search), methods=READ_METHODS, cors=_cors
+        ),
+        any_method(
+            "/npm/_assets/{name}",
+            rate_limited("packages", static_asset),
+            methods=READ_METHODS,
+            cors=_cors,
+        ),
+        any_method(
+            "/npm/{rest:path}", rate_limited("packages", files), methods=READ_METHODS, cors=_cors
+        ),
     ],
     openapi=OPENAPI,
     lifespan=lifespan,

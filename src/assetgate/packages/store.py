@@ -244,11 +244,12 @@ class Store:
         found = self._blob_paths.get(blob)
         if found is not None:
             return found
-        found = resolve_under(self.blobs_dir, f"{blob[:2]}/{blob}")
-        if found is not None:
-            self._blob_paths[blob] = found
-            _trim(self._blob_paths)
-        return found
+        located = resolve_under(self.blobs_dir, f"{blob[:2]}/{blob}")
+        if located is None:
+            return None
+        self._blob_paths[blob] = located.path
+        _trim(self._blob_paths)
+        return located.path
 
     def total_bytes(self) -> int:
         row = self._reader.execute("SELECT COALESCE(SUM(size), 0) FROM blobs").fetchone()

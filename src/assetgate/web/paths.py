@@ -2,7 +2,8 @@
 
 Every refusal is ``None``; callers answer 404 with the same text as a missing file, so the gate is
 no oracle. The checks are lexical first (cheap, no filesystem access for hostile input), then a
-``realpath`` containment check catches symlinks that leave the root.
+``realpath`` containment check catches symlinks that leave the root. The one ``stat`` the gate needs
+to know it found a regular file is handed back, so no caller stats the file again.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -44,8 +46,14 @@ def clean_relative(untrusted: str, *, reserved: tuple[str, ...] = ()) -> str | N
     return cleaned
 
 
-def resolve_under(root: Path, untrusted: str, *, reserved: tuple[str, ...] = ()) -> Path | None:
-    """The regular file under ``root`` named by ``untrusted``, or None."""
+@dataclass(frozen=True, slots=True)
+class Located:
+    path: Path  # real path, under the root
+    stat: os.stat_result  # of that regular file, taken by the gate
+
+
+def resolve_under(root: Path, untrusted: str, *, reserved: tuple[str, ...] = ()) -> Located | None:
+    """The regular file under ``root`` named by ``untrusted``, with its stat, or None."""
     cleaned = clean_relative(untrusted, reserved=reserved)
     if cleaned is None:
         return None
@@ -54,9 +62,9 @@ def resolve_under(root: Path, untrusted: str, *, reserved: tuple[str, ...] = ())
     if os.path.commonpath([real_root, candidate]) != real_root or candidate == real_root:
         return None
     try:
-        mode = os.stat(candidate).st_mode
+        info = os.stat(candidate)
     except OSError:
         return None
-    if not stat.S_ISREG(mode):
+    if not stat.S_ISREG(info.st_mode):
         return None
-    return Path(candidate)
+    return Located(Path(candidate), info)

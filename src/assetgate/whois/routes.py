@@ -27,6 +27,7 @@ from assetgate.errors import AppError
 from assetgate.part import Part, part_state
 from assetgate.resources import Resources
 from assetgate.settings import Settings
+from assetgate.web.http import any_method
 from assetgate.web.params import read_bool
 from assetgate.whois.bootstrap import BootstrapFile
 from assetgate.whois.cache import SingleFlightCache
@@ -41,6 +42,7 @@ from assetgate.whois.upstream import FetchError
 log = logging.getLogger("assetgate.whois")
 
 NAME: Final = "whois"
+METHODS: Final = ("GET", "HEAD")
 RESPONSE_HEADERS: Final = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
 RENDERED_MAX_ENTRIES: Final = 1024
 
@@ -154,8 +156,8 @@ async def _lookup(state: WhoisState, domain: Domain) -> tuple[Answer, bool]:
 
 def _routes() -> list[Route]:
     return [
-        Route("/api/whois", rate_limited(NAME, whois_text), methods=["GET"]),
-        Route("/api/whois/json", rate_limited(NAME, whois_json), methods=["GET"]),
+        any_method("/api/whois", rate_limited(NAME, whois_text), methods=METHODS),
+        any_method("/api/whois/json", rate_limited(NAME, whois_json), methods=METHODS),
     ]
 
 

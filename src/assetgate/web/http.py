@@ -1,0 +1,86 @@
+"""Methods, HEAD and the CORS preflight, answered the same way by every part (RFC 9110 §9).
+
+Every route of a part takes every method (``any_method``), so a wrong method is the part's own
+JSON 405 carrying ``Allow`` (never a fall-through to the optimizer's catch-all as a file lookup).
+An ``OPTIONS`` request on a read-only interface is a CORS preflight (``preflight``); ``body_for``
+empties a body for ``HEAD`` while its headers, Content-Length included, stay those of the GET.
+Conditional requests live in ``web.caching``, media types in ``web.mediatypes``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Final
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from assetgate.errors import AppError
+
+Endpoint = Callable[[Request], Awaitable[Response]]
+
+READ_METHODS: Final = ("GET", "HEAD", "OPTIONS")
+#: Request headers a cross-origin reader of our files may send, when a preflight names none.
+DEFAULT_ALLOW_HEADERS: Final = "Accept, If-None-Match, If-Modified-Since, Accept-Encoding"
+PREFLIGHT_MAX_AGE_S: Final = 86400
+
+
+def check_method(request: Request, allowed: Sequence[str]) -> None:
+    if request.method not in allowed:
+        raise AppError.method_not_allowed(request.method, ", ".join(allowed))
+
+
+def preflight(request: Request, allowed: Sequence[str], *, headers: Mapping[str, str]) -> Response:
+    """204 for ``OPTIONS``: ``headers`` (the part's CORS fields) plus the methods and headers."""
+    requested = request.headers.get("access-control-request-headers")
+    methods = ", ".join(allowed)
+    return Response(
+        status_code=204,
+        headers={
+            **headers,
+            "Allow": methods,
+            "Access-Control-Allow-Methods": methods,
+            "Access-Control-Allow-Headers": requested[:512] if requested else DEFAULT_ALLOW_HEADERS,
+            "Access-Control-Max-Age": str(PREFLIGHT_MAX_AGE_S),
+        },
+    )
+
+
+def body_for(request: Request, body: bytes) -> bytes:
+    return b"" if request.method == "HEAD" else body
+
+
+class _AnyMethod:
+    """An ASGI endpoint: Starlette routes every method to it (a plain function gets GET only)."""
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        self.endpoint = endpoint
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = await self.endpoint(Request(scope, receive))
+        await response(scope, receive, send)
+
+
+def any_method(
+    path: str,
+    endpoint: Endpoint,
+    *,
+    methods: Sequence[str],
+    cors: Callable[[Request], Mapping[str, str]] | None = None,
+) -> Route:
+    """A route that takes every method: 405 for one not in ``methods``, the preflight for
+    ``OPTIONS`` when ``cors`` gives the part's CORS fields, else ``endpoint``.
+
+    Both answers come before ``endpoint`` runs, so a wrong method or a preflight spends no
+    rate-limit budget and does no work.
+    """
+
+    async def checked(request: Request) -> Response:
+        check_method(request, methods)
+        if request.method == "OPTIONS" and cors is not None:
+            return preflight(request, methods, headers=cors(request))
+        return await endpoint(request)
+
+    return Route(path, _AnyMethod(checked))
