@@ -34,130 +34,38 @@ import datetime as dt
 import json
 import math
 import os
-import platform
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import loadgen
-
-BENCH_DIR = Path(__file__).resolve().parent
-REPO = BENCH_DIR.parent
-WORK = BENCH_DIR / ".work"
-ASSETGATE = REPO / ".venv" / "bin" / "assetgate"
-THUMBOR_VERSION = "7.8.0"
-THUMBOR_VENV = WORK / "thumbor-venv"
-TARGET_WIDTH = 800
-QUALITY = 85
-CONCURRENCY: tuple[int, ...] = (1, 2, 8, 16)
-NOT_MODIFIED_CONCURRENCY = 16
-NCPU = loadgen.NCPU
-QUIET_THRESHOLD_PCT = 15.0
-THUMBOR_BUILD_DEPS = (
-    "build-essential",
-    "python3-dev",
-    "libjpeg-dev",
-    "zlib1g-dev",
-    "libcurl4-openssl-dev",
-    "libssl-dev",
+from optimizer_report import jsonable, load_results, write_report
+from optimizer_setup import (
+    CASES,
+    NCPU,
+    NOT_MODIFIED_CONCURRENCY,
+    QUALITY,
+    REPO,
+    TARGET_WIDTH,
+    WORK,
+    Case,
+    Plan,
+    RawResult,
+    ensure_thumbor,
+    fetch,
+    make_plan,
+    probe,
+    say,
+    start_assetgate,
+    start_thumbor,
+    thumbor_pillow_version,
 )
-
-# Targets from issue 2 ("Benchmark").
-TARGET_VS_RAW = 0.90
-TARGET_VS_THUMBOR = {"jpeg": 1.3, "webp": 2.5, "png-webp": 2.5}
-TARGET_304_RPS = 3000.0
-TARGET_RSS_BYTES = 300 * 1024 * 1024
-
-
-@dataclass(frozen=True)
-class Case:
-    key: str
-    title: str
-    source: str
-    output: str  # jpeg | webp
-    thumbor_path: str
-
-    @property
-    def assetgate_path(self) -> str:
-        return f"/{self.source}?width={TARGET_WIDTH}&format={self.output}"
-
-
-CASES: tuple[Case, ...] = (
-    Case("jpeg", "12 MP JPEG → 800 JPEG", "photo.jpg", "jpeg", "/unsafe/800x0/photo.jpg"),
-    Case(
-        "webp",
-        "12 MP JPEG → 800 WebP",
-        "photo.jpg",
-        "webp",
-        "/unsafe/800x0/filters:format(webp)/photo.jpg",
-    ),
-    Case(
-        "png-webp",
-        "1920×1080 alpha PNG → 800 WebP",
-        "alpha.png",
-        "webp",
-        "/unsafe/800x0/filters:format(webp)/alpha.png",
-    ),
-)
-
-
-@dataclass(frozen=True)
-class Plan:
-    """How long and how much: ``--quick`` shrinks every knob, never the list of cases."""
-
-    duration_s: int
-    warmup_s: int
-    raw_duration_s: float
-    concurrency: tuple[int, ...]
-    assetgate: tuple[AssetgateConfig, ...]
-    thumbor_processes: tuple[int, ...]
-    quiet: loadgen.Quiet  # waited on before every measured point
-    repeat_at_cores: bool = True  # measure c = cores a second time, keep the better
-
-
-@dataclass(frozen=True)
-class AssetgateConfig:
-    workers: int
-    render_workers: int | None = None  # None: the service's default (one per core)
-
-    @property
-    def name(self) -> str:
-        label = f"assetgate --workers {self.workers}"
-        if self.render_workers is not None:
-            label += f" (render_workers={self.render_workers})"
-        return label
-
-
-def assetgate_configs(process_per_core: bool = False) -> tuple[AssetgateConfig, ...]:
-    """One process with its render threads (one per core) and a process per core (each with as
-    many render threads). ``process_per_core`` adds one render thread per process: nothing shared
-    but the socket, which loses when keep-alive connections pile onto one process."""
-    if NCPU == 1:
-        return (AssetgateConfig(1),)
-    configs = [AssetgateConfig(1), AssetgateConfig(NCPU)]
-    if process_per_core:
-        configs.append(AssetgateConfig(NCPU, 1))
-    return tuple(configs)
-
-
-def make_plan(args: argparse.Namespace) -> Plan:
-    scale = tuple(sorted({1, NCPU}))
-    configs = assetgate_configs(args.process_per_core)
-    if args.quick:
-        quiet = loadgen.Quiet(QUIET_THRESHOLD_PCT, per_point_s=3, budget_s=20)
-        return Plan(2, 1, 2.0, CONCURRENCY, configs, scale, quiet, repeat_at_cores=False)
-    quiet = loadgen.Quiet(QUIET_THRESHOLD_PCT, per_point_s=15, budget_s=90)
-    return Plan(args.duration, 1, float(args.duration), CONCURRENCY, configs, scale, quiet)
-
 
 # --- inputs ----------------------------------------------------------------------------------
 
@@ -300,19 +208,6 @@ def raw_worker(args: argparse.Namespace) -> None:
     )
 
 
-@dataclass(frozen=True)
-class RawResult:
-    label: str
-    parallel: int
-    ops: float
-    p50_ms: float
-    p99_ms: float
-    cpu_ms_per_op: float
-    maxrss_bytes: int
-    out_bytes: int
-    foreign_cpu_pct: float = 0.0
-
-
 def run_raw(
     case: Case, root: Path, *, threads: int, processes: int, duration_s: float
 ) -> RawResult:
@@ -379,127 +274,7 @@ def _percentile(ordered: Sequence[float], pct: float) -> float:
     return ordered[index]
 
 
-# --- servers ---------------------------------------------------------------------------------
-
-
-def clean_env(**extra: str) -> dict[str, str]:
-    """Our environment minus any ASSETGATE_* the caller had set, plus ``extra``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSETGATE_")}
-    env.update(extra)
-    return env
-
-
-def start_assetgate(root: Path, config: AssetgateConfig) -> loadgen.Server:
-    port = loadgen.free_port()
-    argv = [str(ASSETGATE), "serve", "--root", str(root), "--port", str(port)]
-    argv += ["--workers", str(config.workers)]
-    # Access logs off (warning level) for every server compared, thumbor included.
-    env = clean_env(ASSETGATE_LOG_LEVEL="warning")
-    if config.render_workers is not None:
-        env["ASSETGATE_RENDER_WORKERS"] = str(config.render_workers)
-    return loadgen.start_server(
-        config.name,
-        argv,
-        port=port,
-        health_path="/healthz",
-        log=WORK / "logs" / f"assetgate-w{config.workers}-r{config.render_workers}.log",
-        env=env,
-    )
-
-
-def ensure_thumbor() -> Path:
-    """thumbor in its own venv under bench/.work (created once, reused afterwards)."""
-    exe = THUMBOR_VENV / "bin" / "thumbor"
-    if exe.exists():
-        return exe
-    print(f"installing thumbor {THUMBOR_VERSION} into {THUMBOR_VENV} ...", flush=True)
-    subprocess.run([sys.executable, "-m", "venv", "--clear", str(THUMBOR_VENV)], check=True)
-    pip = [str(THUMBOR_VENV / "bin" / "python"), "-m", "pip", "install", "-q"]
-    if subprocess.run([*pip, f"thumbor=={THUMBOR_VERSION}"]).returncode != 0:
-        if os.geteuid() != 0 or not shutil.which("apt-get"):
-            sys.exit("bench: thumbor failed to install and we cannot apt-get its build deps")
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        subprocess.run(["apt-get", "update", "-qq"], env=env, check=True)
-        subprocess.run(
-            ["apt-get", "install", "-y", "-qq", *THUMBOR_BUILD_DEPS], env=env, check=True
-        )
-        subprocess.run([*pip, f"thumbor=={THUMBOR_VERSION}"], check=True)
-    return exe
-
-
-def thumbor_pillow_version() -> str:
-    python = THUMBOR_VENV / "bin" / "python"
-    code = "import PIL, thumbor; print(thumbor.__version__, PIL.__version__)"
-    out = subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True)
-    return out.stdout.strip()
-
-
-def start_thumbor(exe: Path, root: Path, processes: int) -> loadgen.Server:
-    port = loadgen.free_port()
-    conf = WORK / f"thumbor-p{processes}.conf"
-    conf.write_text(
-        "\n".join(
-            [
-                "LOADER = 'thumbor.loaders.file_loader'",
-                f"FILE_LOADER_ROOT_PATH = {str(root)!r}",
-                "STORAGE = 'thumbor.storages.no_storage'",
-                "RESULT_STORAGE = None",
-                "ALLOW_UNSAFE_URL = True",
-                f"QUALITY = {QUALITY}",
-                "",
-            ]
-        )
-    )
-    argv = [str(exe), "--ip", "127.0.0.1", "--port", str(port), "--conf", str(conf)]
-    argv += ["--processes", str(processes), "--log-level", "warning"]
-    return loadgen.start_server(
-        f"thumbor --processes {processes}",
-        argv,
-        port=port,
-        health_path="/healthcheck",
-        log=WORK / "logs" / f"thumbor-p{processes}.log",
-        env=clean_env(),
-    )
-
-
-@dataclass(frozen=True)
-class Probe:
-    ok: bool
-    detail: str
-    out_bytes: int = 0
-
-
-def fetch(url: str, headers: Mapping[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
-    request = urllib.request.Request(url, headers=dict(headers or {}))
-    try:
-        with urllib.request.urlopen(request, timeout=60) as reply:
-            return reply.status, {k.lower(): v for k, v in reply.headers.items()}, reply.read()
-    except urllib.error.HTTPError as error:
-        return error.code, {k.lower(): v for k, v in error.headers.items()}, error.read()
-
-
-def probe(url: str, case: Case) -> Probe:
-    """One request checked for what it must be: 200, the right format and width 800."""
-    import pyvips
-
-    status, headers, body = fetch(url)
-    if status != 200:
-        return Probe(False, f"HTTP {status}: {body[:200]!r}")
-    try:
-        image = pyvips.Image.new_from_buffer(body, "")
-    except pyvips.Error:
-        return Probe(False, f"undecodable body, content-type {headers.get('content-type')}")
-    loader = str(image.get("vips-loader"))
-    if not loader.startswith(case.output) or image.width != TARGET_WIDTH:
-        return Probe(False, f"got {loader} {image.width}x{image.height}")
-    return Probe(True, "ok", len(body))
-
-
 # --- orchestration ---------------------------------------------------------------------------
-
-
-def say(message: str) -> None:
-    print(message, flush=True)
 
 
 @dataclass(frozen=True)
@@ -597,277 +372,6 @@ def _fmt_run(run: loadgen.LoadResult) -> str:
     )
 
 
-# --- report ----------------------------------------------------------------------------------
-
-
-def _runs(entry: Mapping[str, Any], case: Case) -> Mapping[int, loadgen.LoadResult] | None:
-    data = entry["cases"].get(case.key, {})
-    runs = data.get("runs")
-    return runs if runs else None
-
-
-def _cpu_per_req(runs: Mapping[int, loadgen.LoadResult]) -> float:
-    """Server CPU ms per request, median over the concurrency levels that completed requests."""
-    return statistics.median(r.server_cpu_ms_per_req for r in runs.values() if r.requests)
-
-
-def _peak(runs: Mapping[int, loadgen.LoadResult]) -> float:
-    return max(r.rps for r in runs.values())
-
-
-def _geomean(values: Iterable[float]) -> float:
-    items = [v for v in values if v > 0]
-    return math.exp(sum(map(math.log, items)) / len(items)) if items else 0.0
-
-
-def headline(servers: Mapping[str, Any], prefix: str) -> str | None:
-    """The fastest configuration of a server: best geometric mean of peak req/s over the cases."""
-    scored = []
-    for name, entry in servers.items():
-        if not name.startswith(prefix):
-            continue
-        peaks = [_peak(r) for c in CASES if (r := _runs(entry, c))]
-        if len(peaks) == len(CASES):
-            scored.append((_geomean(peaks), name))
-    return max(scored)[1] if scored else None
-
-
-def _mb(value: float) -> str:
-    return f"{value / 2**20:.0f}"
-
-
-def _verdict(ok: bool) -> str:
-    return "✔" if ok else "✘"
-
-
-def _rps(run: loadgen.LoadResult | None) -> str:
-    if run is None:
-        return ""
-    return f"{run.rps:.1f}" if run.requests else "0 ⚠"
-
-
-def _ms(run: loadgen.LoadResult, attr: str) -> str:
-    return f"{getattr(run, attr):.0f}" if run.requests else "n/a"
-
-
-def render_tables(results: Mapping[str, Any], plan: Plan) -> str:
-    raw: Mapping[str, Sequence[RawResult]] = results["raw"]
-    servers: Mapping[str, Any] = results["servers"]
-    cols = plan.concurrency
-    top_c = max(cols)
-    lines = [
-        "| case | server | "
-        + " | ".join(f"c={c} req/s" for c in cols)
-        + f" | p50 c=1 ms | p99 c={top_c} ms | RSS c={top_c} MB | PSS c={top_c} MB "
-        "| CPU ms/req | out bytes |",
-        "|---|---|" + "---:|" * (len(cols) + 6),
-    ]
-    for case in CASES:
-        for row in raw.get(case.key, ()):
-            cells = [f"{row.ops:.1f}" if c == row.parallel else "" for c in cols]
-            lines.append(
-                f"| {case.title} | {row.label} | "
-                + " | ".join(cells)
-                + f" | {row.p50_ms:.0f} | | {_mb(row.maxrss_bytes)} | "
-                f"| {row.cpu_ms_per_op:.0f} | {row.out_bytes:,} |"
-            )
-        for name, entry in servers.items():
-            runs = _runs(entry, case)
-            if runs is None:
-                reason = entry["cases"].get(case.key, {}).get("skipped", "not run")
-                lines.append(f"| {case.title} | {name} | skipped: {reason[:60]} |")
-                continue
-            cells = [_rps(runs.get(c)) for c in cols]
-            top = runs[max(runs)]
-            cpu = _cpu_per_req(runs)
-            lines.append(
-                f"| {case.title} | {name} | "
-                + " | ".join(cells)
-                + f" | {_ms(runs[min(runs)], 'p50_ms')} | {_ms(top, 'p99_ms')} "
-                f"| {_mb(top.peak_rss_bytes)} | {_mb(top.peak_pss_bytes)} "
-                f"| {cpu:.0f} | {entry['cases'][case.key]['out_bytes']:,} |"
-            )
-    return "\n".join(lines)
-
-
-def render_checks(results: Mapping[str, Any]) -> tuple[str, list[str]]:
-    """The ratio table against the issue's targets, and the headline configuration names."""
-    raw: Mapping[str, Sequence[RawResult]] = results["raw"]
-    servers: Mapping[str, Any] = results["servers"]
-    ours = headline(servers, "assetgate")
-    theirs = headline(servers, "thumbor")
-    lines = ["| check | measured | target | |", "|---|---:|---:|---|"]
-    if ours is None:
-        return "\n".join([*lines, "| assetgate | not measured | | |"]), []
-    mine = servers[ours]
-    for case in CASES:
-        runs = _runs(mine, case)
-        refs = [r for r in raw.get(case.key, ()) if r.parallel == NCPU]
-        if runs and NCPU in runs and refs:
-            best = max(refs, key=lambda r: r.ops)
-            ratio = runs[NCPU].rps / best.ops
-            lines.append(
-                f"| {case.title}: {ours} / best {best.label}, c={NCPU} "
-                f"| {ratio:.2f} ({runs[NCPU].rps:.1f} / {best.ops:.1f}) "
-                f"| ≥ {TARGET_VS_RAW:.2f} | {_verdict(ratio >= TARGET_VS_RAW)} |"
-            )
-    for case in CASES:
-        runs = _runs(mine, case)
-        single = [r for r in raw.get(case.key, ()) if r.parallel == 1]
-        if runs and 1 in runs and runs[1].requests and single:
-            extra = runs[1].p50_ms - single[0].p50_ms
-            allowed = max(5.0, 0.10 * single[0].p50_ms)
-            lines.append(
-                f"| {case.title}: p50 at c=1, {ours} − raw 1 thread "
-                f"| {extra:+.1f} ms ({runs[1].p50_ms:.0f} vs {single[0].p50_ms:.0f}) "
-                f"| ≤ +{allowed:.0f} ms | {_verdict(extra <= allowed)} |"
-            )
-    if theirs:
-        for case in CASES:
-            a, t = _runs(mine, case), _runs(servers[theirs], case)
-            if a and t:
-                ratio = _peak(a) / _peak(t)
-                target = TARGET_VS_THUMBOR[case.key]
-                lines.append(
-                    f"| {case.title}: {ours} / {theirs}, best req/s over c "
-                    f"| {ratio:.2f}× ({_peak(a):.1f} / {_peak(t):.1f}) "
-                    f"| {'≈' if case.key == 'jpeg' else '≥'} {target}× "
-                    f"| {_verdict(ratio >= target * (0.95 if case.key == 'jpeg' else 1))} |"
-                )
-    # CPU seconds per request barely move when other work shares the machine (throughput and
-    # latency do), so these rows carry the comparison on a busy box.
-    for case in CASES:
-        runs = _runs(mine, case)
-        single = [r for r in raw.get(case.key, ()) if r.parallel == 1]
-        if runs and single:
-            ours_cpu = _cpu_per_req(runs)
-            ratio = single[0].cpu_ms_per_op / ours_cpu
-            lines.append(
-                f"| {case.title}: CPU per image, raw 1 thread / {ours} "
-                f"| {ratio:.2f} ({single[0].cpu_ms_per_op:.0f} / {ours_cpu:.0f} ms) "
-                f"| ≥ {TARGET_VS_RAW:.2f} | {_verdict(ratio >= TARGET_VS_RAW)} |"
-            )
-    if theirs:
-        for case in CASES:
-            a, t = _runs(mine, case), _runs(servers[theirs], case)
-            if a and t:
-                ratio = _cpu_per_req(t) / _cpu_per_req(a)
-                lines.append(
-                    f"| {case.title}: CPU per image, {theirs} / {ours} "
-                    f"| {ratio:.2f}× ({_cpu_per_req(t):.0f} / {_cpu_per_req(a):.0f} ms) "
-                    f"| (info) | |"
-                )
-    for case in CASES:
-        runs = _runs(mine, case)
-        if runs and 16 in runs and 1 in runs and runs[1].requests:
-            bound = 1.5 * (16 / NCPU) * runs[1].p50_ms
-            got = runs[16]
-            lines.append(
-                f"| {case.title}: p99 at c=16 | {_ms(got, 'p99_ms')} ms "
-                f"| ≤ {bound:.0f} ms (1.5 × 16/{NCPU} × p50 c=1) "
-                f"| {_verdict(bool(got.requests) and got.p99_ms <= bound)} |"
-            )
-    for name, entry in servers.items():
-        nm = entry.get("not_modified")
-        if isinstance(nm, loadgen.LoadResult):
-            lines.append(
-                f"| 304 revalidation, {name}, c={nm.connections} "
-                f"| {nm.rps:,.0f} req/s (p99 {nm.p99_ms:.1f} ms) "
-                f"| ≥ {TARGET_304_RPS:,.0f} | {_verdict(nm.rps >= TARGET_304_RPS)} |"
-            )
-    for name, entry in servers.items():
-        if not name.startswith("assetgate"):
-            continue
-        tops = [r[16] for c in CASES if (r := _runs(entry, c)) and 16 in r]
-        if tops:
-            rss = max(r.peak_rss_bytes for r in tops)
-            pss = max(r.peak_pss_bytes for r in tops)
-            lines.append(
-                f"| peak server RSS at c=16 (sum over the process tree), {name} "
-                f"| {_mb(rss)} MB (PSS {_mb(pss)} MB) "
-                f"| < {_mb(TARGET_RSS_BYTES)} MB | {_verdict(rss < TARGET_RSS_BYTES)} |"
-            )
-    return "\n".join(lines), [n for n in (ours, theirs) if n]
-
-
-def environment_line(results: Mapping[str, Any]) -> str:
-    import pyvips
-
-    cpu = "unknown CPU"
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    libvips = f"{pyvips.version(0)}.{pyvips.version(1)}.{pyvips.version(2)}"
-    thumbor = results.get("thumbor_versions") or "not run"
-    return (
-        f"{NCPU} × {cpu}, Linux {platform.release()}, Python {platform.python_version()}, "
-        f"libvips {libvips} (pyvips {pyvips.__version__}), thumbor/Pillow {thumbor}"
-    )
-
-
-def write_report(results: dict[str, Any], plan: Plan, command: str) -> str:
-    table = render_tables(results, plan)
-    checks, heads = render_checks(results)
-    inputs = results["inputs"]
-    foreign = [
-        run.foreign_cpu_pct
-        for entry in results["servers"].values()
-        for data in entry["cases"].values()
-        for run in data.get("runs", {}).values()
-    ]
-    text = "\n".join(
-        [
-            f"Measured {results['date']} with `{command}` "
-            f"({plan.duration_s} s per point, wrk -t1, loopback).",
-            f"Machine: {environment_line(results)}.",
-            f"Inputs (generated): photo.jpg {inputs['photo.jpg']['width']}×"
-            f"{inputs['photo.jpg']['height']} {inputs['photo.jpg']['bytes']:,} bytes (q90); "
-            f"alpha.png {inputs['alpha.png']['width']}×{inputs['alpha.png']['height']} RGBA "
-            f"{inputs['alpha.png']['bytes']:,} bytes. Output width 800, quality 85.",
-            f"Headline: {' vs '.join(heads) or 'n/a'}. CPU used by other processes during the "
-            f"HTTP runs: median {statistics.median(foreign) if foreign else 0:.0f} %, "
-            f"max {max(foreign, default=0):.0f} % of the machine "
-            f"(waited {plan.quiet.waited_s:.0f} s in total for a quiet machine before points).",
-            "",
-            table,
-            "",
-            checks,
-        ]
-    )
-    return text
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, loadgen.LoadResult):
-        return value.as_json()
-    if isinstance(value, RawResult):
-        return value.__dict__
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    return value
-
-
-def load_results(path: Path) -> tuple[dict[str, Any], Plan]:
-    """Results saved by an earlier run, rebuilt into the objects the report functions take."""
-    data = json.loads(path.read_text())
-    data["raw"] = {k: [RawResult(**row) for row in rows] for k, rows in data["raw"].items()}
-    for entry in data["servers"].values():
-        for case in entry["cases"].values():
-            if "runs" in case:
-                case["runs"] = {int(c): loadgen.LoadResult(**r) for c, r in case["runs"].items()}
-        if "requests" in entry.get("not_modified", {}):
-            entry["not_modified"] = loadgen.LoadResult(**entry["not_modified"])
-    meta = data.pop("plan")
-    quiet = loadgen.Quiet(QUIET_THRESHOLD_PCT, 0, 0)
-    quiet.waited_s = meta["waited_s"]
-    plan = Plan(meta["duration_s"], 1, 0.0, tuple(meta["concurrency"]), (), (), quiet)
-    return data, plan
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="short smoke run (2 s per point)")
@@ -956,7 +460,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     report = write_report(results, plan, command)
     (WORK / "optimizer-report.md").write_text(report + "\n")
-    (WORK / "optimizer-results.json").write_text(json.dumps(_jsonable(results), indent=1))
+    (WORK / "optimizer-results.json").write_text(json.dumps(jsonable(results), indent=1))
     say("")
     say(report)
     say(f"\n(total {time.monotonic() - started:.0f} s; report in {WORK / 'optimizer-report.md'})")

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from schemathesis.checks import positive_data_acceptance
 
 from assetgate.app import create_app
-from assetgate.optimizer.spec import OPENAPI_PARAMS
+from assetgate.optimizer.params import OPENAPI_PARAMS
 from assetgate.settings import Settings
 
 

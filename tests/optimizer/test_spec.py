@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 from assetgate.errors import AppError
+from assetgate.optimizer.params import OPENAPI_PARAMS, PARAMS
 from assetgate.optimizer.spec import (
-    OPENAPI_PARAMS,
-    PARAMS,
     Crop,
     Filters,
     FocusCrop,

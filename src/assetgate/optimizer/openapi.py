@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from assetgate.imaging.formats import MEDIA_TYPES
-from assetgate.optimizer.spec import OPENAPI_PARAMS, Param
+from assetgate.optimizer.params import OPENAPI_PARAMS, Param
 
 _ERROR: Final = {"$ref": "#/components/schemas/Error"}
 _BINARY: Final = {"type": "string", "format": "binary"}

@@ -31,7 +31,8 @@ from assetgate.imaging.formats import (
     codec_disabled,
 )
 from assetgate.imaging.limits import DecodeLimits, check_animation
-from assetgate.optimizer.spec import NO_FILTERS, Filters, Gravity, ImageSpec
+from assetgate.optimizer.params import Gravity
+from assetgate.optimizer.spec import NO_FILTERS, Filters, ImageSpec
 from assetgate.web.negotiation import accepts
 
 #: The formats whose use depends on ``Accept`` (JPEG, PNG and GIF every client shows).

@@ -26,9 +26,10 @@ from assetgate.imaging.formats import MEDIA_TYPES
 from assetgate.imaging.vips import engine_version
 from assetgate.minify.respond import asset_response, is_asset
 from assetgate.optimizer.openapi import make_paths
+from assetgate.optimizer.params import FILE_PARAM
 from assetgate.optimizer.plan import Limits, Negotiation
 from assetgate.optimizer.render import Job, Outcome, process
-from assetgate.optimizer.spec import FILE_PARAM, ImageSpec, is_recognised, parse_spec
+from assetgate.optimizer.spec import ImageSpec, is_recognised, parse_spec
 from assetgate.part import Part, part_state
 from assetgate.resources import Resources, resources
 from assetgate.web.caching import make_etag, request_is_not_modified, validator_headers

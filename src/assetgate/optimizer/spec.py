@@ -1,233 +1,30 @@
-"""Query string -> ImageSpec, driven by one declarative table that also writes the OpenAPI document.
+"""Query string -> ImageSpec, driven by the parameter table of ``optimizer.params``.
 
 Pure on purpose: no I/O, no pyvips, no Starlette, so every row of the spec's parameter table (§4.1)
-is a one-line test. ``PARAMS`` is the single source of truth: ``parse_spec`` reads each row with the
-``web.params`` reader its ``kind`` names, and ``openapi.py`` turns the same rows into OpenAPI
-parameters. Aliases (``w``, ``h``, ``q``, ``f``) lose to their long names. Unknown parameters are
-ignored (cache busters such as ``v=123``); ``face_crop`` is refused because we do no face detection.
+is a one-line test. Aliases (``w``, ``h``, ``q``, ``f``) lose to their long names. Unknown
+parameters are ignored (cache busters such as ``v=123``); ``face_crop`` is refused because we do no
+face detection.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Final
 
 from assetgate.errors import AppError
 from assetgate.imaging.formats import DEFAULT_QUALITY, OutputFormat
-from assetgate.web.params import read_bool, read_choice, read_flag, read_int, read_str
-
-Gravity = Literal[
-    "center", "north", "south", "east", "west", "northeast", "northwest", "southeast", "southwest"
-]
-Kind = Literal["int", "choice", "bool", "flag", "str", "strength"]
-
-GRAVITIES: Final[tuple[Gravity, ...]] = (
-    "center",
-    "north",
-    "south",
-    "east",
-    "west",
-    "northeast",
-    "northwest",
-    "southeast",
-    "southwest",
+from assetgate.optimizer.params import (
+    CROP_PATTERN,
+    FOCUS_PATTERN,
+    FORMAT_CHOICES,
+    MAX_SIDE,
+    PARAMS,
+    RATIO_PATTERN,
+    RECOGNISED,
+    ROTATIONS,
+    Gravity,
 )
-FORMAT_CHOICES: Final[Mapping[str, OutputFormat]] = {
-    "jpeg": "jpeg",
-    "jpg": "jpeg",
-    "png": "png",
-    "gif": "gif",
-    "webp": "webp",
-    "avif": "avif",
-}
-ROTATIONS: Final[Mapping[str, int]] = {
-    str(angle): angle for angle in (-270, -180, -90, 0, 90, 180, 270)
-}
-MAX_SIDE: Final = 50_000
-#: Strength used for ``sharpen=true``.
-DEFAULT_SHARPEN: Final = 50
-
-_CROP = re.compile(r"([0-9]{1,5}),([0-9]{1,5})(?:,([0-9]{1,9}),([0-9]{1,9}))?")
-_NUM = r"[0-9]{1,9}(?:\.[0-9]{1,9})?"
-_RATIO = re.compile(rf"({_NUM}):({_NUM})")
-_FOCUS = re.compile(rf"([0-9]{{1,5}}),([0-9]{{1,5}}),({_NUM}),({_NUM})")
-_TINT = re.compile(r"[0-9a-fA-F]{6}")
-
-
-@dataclass(frozen=True, slots=True)
-class Param:
-    """One query parameter: how to read it and how to describe it."""
-
-    name: str
-    kind: Kind
-    doc: str
-    alias: str | None = None
-    low: int = 0
-    high: int = 0
-    choices: tuple[str, ...] = ()
-    default: Any = None
-    pattern: str | None = None
-    expected: str = ""
-    image: bool = True  # False: only meaningful for CSS/JS
-
-    def read(self, query: Mapping[str, str]) -> Any:
-        if self.kind == "int":
-            return read_int(
-                query, self.name, low=self.low, high=self.high, alias=self.alias,
-                default=self.default,
-            )  # fmt: skip
-        if self.kind == "choice":
-            table = {c: c for c in self.choices}
-            return read_choice(query, self.name, table, alias=self.alias, default=self.default)
-        if self.kind == "bool":
-            return read_bool(query, self.name, alias=self.alias, default=bool(self.default))
-        if self.kind == "flag":
-            return read_flag(query, self.name)
-        if self.kind == "strength":
-            return _read_strength(query, self.name, self.high)
-        assert self.pattern is not None
-        return read_str(
-            query, self.name, min_len=1, max_len=64, pattern=re.compile(self.pattern),
-            expected=self.expected,
-        )  # fmt: skip
-
-    def schema(self) -> dict[str, Any]:
-        """JSON Schema of the raw query value (OpenAPI 3.1)."""
-        if self.kind == "int":
-            return {"type": "integer", "minimum": self.low, "maximum": self.high}
-        if self.kind == "choice":
-            return {"type": "string", "enum": list(self.choices)}
-        if self.kind == "bool":
-            return {"type": "boolean"}
-        if self.kind == "flag":
-            return {"type": "integer", "enum": [0, 1]}
-        if self.kind == "strength":
-            return {
-                "oneOf": [
-                    {"type": "boolean"},
-                    {"type": "integer", "minimum": self.low, "maximum": self.high},
-                ]
-            }
-        return {"type": "string", "pattern": f"^(?:{self.pattern})$"}
-
-
-def _int(name: str, low: int, high: int, doc: str, **kw: Any) -> Param:
-    return Param(name, "int", doc, low=low, high=high, **kw)
-
-
-def _alias_of(param: Param) -> Param:
-    assert param.alias is not None
-    return Param(
-        param.alias,
-        param.kind,
-        f"Short name of `{param.name}`; `{param.name}` wins if both are given.",
-        low=param.low,
-        high=param.high,
-        choices=param.choices,
-        pattern=param.pattern,
-    )
-
-
-FILE_PARAM: Final = Param(
-    "file",
-    "str",
-    "Path of the file relative to the document root (API form only).",
-    pattern=r"[\s\S]+",
-    expected="a relative path",
-)
-
-#: The optimizer's parameters, in the order of spec §4.1 (``file`` is read by the route).
-PARAMS: Final[tuple[Param, ...]] = (
-    _int("width", 1, MAX_SIDE, "Maximum output width; aspect ratio kept.", alias="w"),
-    _int("height", 1, MAX_SIDE, "Maximum output height; aspect ratio kept.", alias="h"),
-    Param(
-        "upscaling",
-        "choice",
-        "`resampling` allows enlargement (output capped at 24 MP).",
-        choices=("off", "resampling"),
-        default="off",
-    ),
-    Param(
-        "crop",
-        "str",
-        "`w,h` (placed by crop_gravity) or `w,h,x,y` (at coordinates).",
-        pattern=_CROP.pattern,
-        expected="w,h or w,h,x,y (non-negative integers)",
-    ),
-    Param(
-        "aspect_ratio",
-        "str",
-        "Centre crop to `<number>:<number>`; `auto` = no crop.",
-        pattern=rf"auto|{_RATIO.pattern}",
-        expected="auto or <number>:<number>",
-    ),
-    Param(
-        "crop_gravity",
-        "choice",
-        "Reference position of a two-value crop.",
-        choices=GRAVITIES,
-        default="center",
-    ),
-    Param(
-        "focus_crop",
-        "str",
-        "`w,h,x,y`: a w x h box centred on the focus point x,y (pixels or 0.0..1.0).",
-        pattern=_FOCUS.pattern,
-        expected="w,h,x,y (x,y in pixels or 0.0..1.0)",
-    ),
-    Param("flip", "bool", "Vertical flip."),
-    Param("flop", "bool", "Horizontal flip."),
-    Param(
-        "rotate",
-        "choice",
-        "Clockwise rotation in degrees.",
-        choices=tuple(ROTATIONS),
-        default="0",
-    ),
-    _int("blur", 0, 100, "Gaussian blur strength.", default=0),
-    Param("sharpen", "strength", "`true` or a strength 0..100.", low=0, high=100),
-    _int("brightness", -100, 100, "Negative darkens, positive brightens.", default=0),
-    _int("gamma", -100, 100, "Gamma correction.", default=0),
-    _int("contrast", -100, 100, "Contrast.", default=0),
-    _int("saturation", -100, 100, "Saturation.", default=0),
-    _int("hue", 0, 100, "Hue rotation amount (100 = a full turn).", default=0),
-    Param(
-        "tint",
-        "str",
-        "Colour as 6 hexadecimal digits, no `#`, multiplied into the image.",
-        pattern=_TINT.pattern,
-        expected="6 hexadecimal digits",
-    ),
-    _int("sepia", 0, 100, "Sepia strength.", default=0),
-    _int(
-        "quality",
-        0,
-        100,
-        "Quality of JPEG, WebP and AVIF output.",
-        alias="q",
-        default=DEFAULT_QUALITY,
-    ),
-    Param(
-        "format",
-        "choice",
-        "Output format; default WebP when Accept allows it, else the input format.",
-        alias="f",
-        choices=tuple(FORMAT_CHOICES),
-    ),
-    Param("min", "flag", "1 minifies CSS or JavaScript.", image=False),
-    Param("compress", "flag", "1 gzip-compresses CSS or JavaScript.", image=False),
-    Param("safe", "flag", "1 selects the safe JavaScript minifier.", image=False),
-)
-
-#: Every row of the OpenAPI document, aliases as rows of their own.
-OPENAPI_PARAMS: Final[tuple[Param, ...]] = tuple(
-    row for param in PARAMS for row in ((param, _alias_of(param)) if param.alias else (param,))
-)
-
-#: Names that turn a public URL from "static file" into "optimize this".
-RECOGNISED: Final[frozenset[str]] = frozenset({p.name for p in OPENAPI_PARAMS} | {"face_crop"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,24 +147,10 @@ def parse_spec(query: Mapping[str, str]) -> ImageSpec:
     )
 
 
-def _read_strength(query: Mapping[str, str], name: str, high: int) -> int:
-    raw = query.get(name)
-    if raw is None:
-        return 0
-    lowered = raw.strip().lower()
-    if lowered in ("true", "yes", "on"):
-        return DEFAULT_SHARPEN
-    if lowered in ("false", "no", "off", ""):
-        return 0
-    value = read_int(query, name, low=0, high=high)
-    assert value is not None
-    return value
-
-
 def _parse_crop(raw: str | None) -> Crop | None:
     if raw is None:
         return None
-    match = _CROP.fullmatch(raw)
+    match = CROP_PATTERN.fullmatch(raw)
     assert match is not None
     width, height = int(match[1]), int(match[2])
     if not (1 <= width <= MAX_SIDE and 1 <= height <= MAX_SIDE):
@@ -380,7 +163,7 @@ def _parse_crop(raw: str | None) -> Crop | None:
 def _parse_ratio(raw: str | None) -> float | None:
     if raw is None or raw == "auto":
         return None
-    match = _RATIO.fullmatch(raw)
+    match = RATIO_PATTERN.fullmatch(raw)
     assert match is not None
     across, down = float(match[1]), float(match[2])
     if across <= 0 or down <= 0 or not 1e-3 <= across / down <= 1e3:
@@ -391,7 +174,7 @@ def _parse_ratio(raw: str | None) -> float | None:
 def _parse_focus(raw: str | None) -> FocusCrop | None:
     if raw is None:
         return None
-    match = _FOCUS.fullmatch(raw)
+    match = FOCUS_PATTERN.fullmatch(raw)
     assert match is not None
     width, height = int(match[1]), int(match[2])
     if not (1 <= width <= MAX_SIDE and 1 <= height <= MAX_SIDE):

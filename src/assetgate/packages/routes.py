@@ -13,7 +13,6 @@ import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from importlib import resources as package_data
 from pathlib import Path
 from typing import Final
 from urllib.parse import quote
@@ -40,6 +39,7 @@ from assetgate.packages.bodies import (
 )
 from assetgate.packages.ingest import Packages, Upstreams
 from assetgate.packages.openapi import OPENAPI
+from assetgate.packages.page import PAGE_CACHE, PAGE_CSP, STATIC_FILES, StaticFile, load_page_files
 from assetgate.packages.query import parse_search_query
 from assetgate.packages.registry import pick_registry
 from assetgate.packages.search import Search, is_ready
@@ -47,29 +47,15 @@ from assetgate.packages.store import FileRow, Namespace, Store
 from assetgate.packages.versions import is_exact
 from assetgate.part import Part, part_state
 from assetgate.resources import Resources, resources
-from assetgate.web.caching import is_not_modified, make_etag
+from assetgate.web.caching import is_not_modified
 from assetgate.web.http import READ_METHODS, Endpoint, any_method, body_for
-from assetgate.web.mediatypes import media_type
 
 ALIAS_CACHE: Final = "public, max-age=300"
 DEFAULT_FILE_CACHE: Final = "public, max-age=86400"
 MISS_CACHE: Final = "public, max-age=60"
 SEARCH_CACHE: Final = "public, max-age=60"
-PAGE_CACHE: Final = "public, max-age=300"
-PAGE_CSP: Final = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
-    "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-)
 INLINE_MAX_BYTES: Final = 1024 * 1024
 ASSET_QUERY: Final = ("min", "compress", "safe")
-STATIC_FILES: Final = ("search.js", "search.css")
-
-
-@dataclass(frozen=True, slots=True)
-class StaticFile:
-    body: bytes
-    media_type: str
-    etag: str
 
 
 @dataclass(slots=True)
@@ -78,19 +64,6 @@ class PackagesState:
     packages: Packages
     search: Search
     static: Mapping[str, StaticFile]
-
-
-def _load_static() -> dict[str, StaticFile]:
-    """The search page and its script, shipped as package data; a missing file is a 404."""
-    found: dict[str, StaticFile] = {}
-    folder = package_data.files("assetgate.packages") / "static"
-    for name in ("search.html", *STATIC_FILES):
-        try:
-            body = (folder / name).read_bytes()
-        except OSError:
-            continue
-        found[name] = StaticFile(body, media_type(name), make_etag(name, body))
-    return found
 
 
 @asynccontextmanager
@@ -109,7 +82,7 @@ async def lifespan(res: Resources) -> AsyncIterator[PackagesState]:
         store=store,
         packages=packages,
         search=Search(packages, settings.search_cache_ttl_s),
-        static=await anyio.to_thread.run_sync(_load_static),
+        static=await anyio.to_thread.run_sync(load_page_files),
     )
     try:
         yield state

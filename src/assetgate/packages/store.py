@@ -1,19 +1,16 @@
-"""The on-disk package store: content-addressed blobs plus a SQLite index (research note §10).
+"""The package store's index: which versions and files exist, over the blobs (research note §10).
 
 Layout under ``ASSETGATE_STORE``::
 
     index.sqlite3          versions, files, blobs (with reference counts), packuments
-    blobs/ab/<sha256>[.js] file bodies named by their sha256 (CSS/JS keep their suffix)
-    tmp/                   bodies being written (same filesystem, so ``os.replace`` is atomic)
+    blobs/, tmp/           the file bodies (``packages.blobs``)
     locks/                 one lock file per name@version, for single-flight across processes
 
 A version becomes visible only when its whole file list is committed in one transaction, after
 the tarball was verified and unpacked, so a reader never sees half a package. Identical files
 (LICENSE, unchanged sources) are stored once. The byte budget counts blob bytes on disk and is
 kept by evicting the least recently used versions; access times are collected in memory and
-written in batches so serving a warm file costs no write. No filesystem path is ever derived from
-an archive entry or a URL: blob names are hex digests, and each is resolved through
-``web.paths.resolve_under``.
+written in batches so serving a warm file costs no write.
 """
 
 from __future__ import annotations
@@ -22,19 +19,17 @@ import contextlib
 import fcntl
 import hashlib
 import json
-import os
 import sqlite3
-import tempfile
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
+from assetgate.packages.blobs import Blobs, trim
 from assetgate.packages.tarball import StoredBlob
-from assetgate.web.paths import resolve_under
 
 Namespace = Literal["npm", "lib"]
 CHUNK_BYTES: Final = 64 * 1024
@@ -76,13 +71,6 @@ class VersionRow:
 VersionKey = tuple[Namespace, str, str]
 
 
-def _trim(cache: dict[Any, Any]) -> None:
-    """Drop the oldest entry of an over-full cache; tolerant of a concurrent ``clear``."""
-    if len(cache) > FILE_CACHE_ENTRIES:
-        with contextlib.suppress(KeyError, StopIteration, RuntimeError):
-            cache.pop(next(iter(cache)))
-
-
 class StoreSink:
     """BlobSink for one ingest: remembers the blobs it created so a failure can take them back."""
 
@@ -91,58 +79,20 @@ class StoreSink:
         self.created: set[str] = set()
 
     def put_bytes(self, data: bytes, suffix: str) -> StoredBlob:
-        """Small bodies (most package files): hashed in memory, written once, no temp-name dance."""
-        store = self._store
-        digest = hashlib.sha256(data).hexdigest()
-        blob = digest + suffix
-        final = os.path.join(store.blobs_str, blob[:2], blob)
-        if not os.path.exists(final):
-            tmp = os.path.join(store.tmp_str, f"put-{os.getpid()}-{threading.get_ident()}-{blob}")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-            finally:
-                os.close(fd)
-            os.replace(tmp, final)
-            self.created.add(blob)
-        return StoredBlob(digest, hashlib.sha512(data).hexdigest(), len(data), blob)
+        stored, created = self._store.blobs.put_bytes(data, suffix)
+        if created:
+            self.created.add(stored.blob)
+        return stored
 
     def put(self, chunks: Iterator[bytes], suffix: str) -> StoredBlob:
-        store = self._store
-        sha256 = hashlib.sha256()
-        sha512 = hashlib.sha512()
-        size = 0
-        fd, tmp_name = _mkstemp(store.tmp_dir)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                for chunk in chunks:
-                    sha256.update(chunk)
-                    sha512.update(chunk)
-                    size += len(chunk)
-                    out.write(chunk)
-            digest = sha256.hexdigest()
-            blob = digest + suffix
-            final = store.blobs_dir / blob[:2] / blob
-            if final.exists():
-                os.unlink(tmp_name)
-            else:
-                os.replace(tmp_name, final)
-                self.created.add(blob)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp_name)
-            raise
-        return StoredBlob(sha256=digest, sha512=sha512.hexdigest(), size=size, blob=blob)
+        stored, created = self._store.blobs.put(chunks, suffix)
+        if created:
+            self.created.add(stored.blob)
+        return stored
 
     def discard(self, blobs: set[str]) -> None:
         self._store.delete_unreferenced(blobs & self.created)
         self.created -= blobs
-
-
-def _mkstemp(directory: Path) -> tuple[int, str]:
-    return tempfile.mkstemp(dir=directory, prefix="blob-")
 
 
 class Store:
@@ -152,21 +102,17 @@ class Store:
     def __init__(self, root: Path, max_bytes: int) -> None:
         self.root = root
         self.max_bytes = max_bytes
-        self.blobs_dir = root / "blobs"
-        self.tmp_dir = root / "tmp"
         self.locks_dir = root / "locks"
-        for folder in (root, self.blobs_dir, self.tmp_dir, self.locks_dir):
+        for folder in (root, self.locks_dir):
             folder.mkdir(parents=True, exist_ok=True)
-        for index in range(256):
-            (self.blobs_dir / f"{index:02x}").mkdir(exist_ok=True)
-        self.blobs_str = str(self.blobs_dir)
-        self.tmp_str = str(self.tmp_dir)
+        self.blobs = Blobs(root)
+        self.blobs_dir = self.blobs.dir
+        self.tmp_dir = self.blobs.tmp_dir
         self._db_path = root / "index.sqlite3"
         with self._writer() as db:
             db.executescript(_SCHEMA)
         self._reader = self._connect()
         self._files: OrderedDict[tuple[str, str, str, str], FileRow] = OrderedDict()
-        self._blob_paths: dict[str, Path] = {}
         self._versions: dict[VersionKey, VersionRow] = {}
         self._touched: dict[VersionKey, float] = {}
         self._touch_lock = threading.Lock()
@@ -206,7 +152,7 @@ class Store:
             return None
         found = VersionRow(row[0], row[1])
         self._versions[key] = found
-        _trim(self._versions)
+        trim(self._versions)
         return found
 
     def file(self, ns: Namespace, name: str, version: str, path: str) -> FileRow | None:
@@ -239,17 +185,7 @@ class Store:
         return [FileRow(*row) for row in rows]
 
     def blob_path(self, blob: str) -> Path | None:
-        """The blob's file, checked by ``resolve_under`` once and then remembered (the name is
-        a digest, so the answer can only change by eviction, which clears the memory)."""
-        found = self._blob_paths.get(blob)
-        if found is not None:
-            return found
-        located = resolve_under(self.blobs_dir, f"{blob[:2]}/{blob}")
-        if located is None:
-            return None
-        self._blob_paths[blob] = located.path
-        _trim(self._blob_paths)
-        return located.path
+        return self.blobs.path(blob)
 
     def total_bytes(self) -> int:
         row = self._reader.execute("SELECT COALESCE(SUM(size), 0) FROM blobs").fetchone()
@@ -362,9 +298,7 @@ class Store:
                 for blob in blobs
                 for row in db.execute("SELECT blob FROM blobs WHERE blob=?", (blob,))
             }
-        for blob in blobs - referenced:
-            with contextlib.suppress(OSError):
-                (self.blobs_dir / blob[:2] / blob).unlink()
+        self.blobs.delete(blobs - referenced)
 
     def evict(self, keep: VersionKey | None = None) -> list[VersionKey]:
         """Drop least recently used versions until the blobs fit the byte budget."""
@@ -400,16 +334,14 @@ class Store:
                     doomed.append(blob)
                 db.execute("DELETE FROM blobs WHERE refs<=0")
                 evicted.append(key)
-        for blob in doomed:
-            with contextlib.suppress(OSError):
-                (self.blobs_dir / blob[:2] / blob).unlink()
+        self.blobs.delete(doomed)
         if evicted:
             self.forget_cached()
         return evicted
 
     def forget_cached(self) -> None:
         self._files.clear()
-        self._blob_paths.clear()
+        self.blobs.forget()
         self._versions.clear()
 
     def forget(self, key: VersionKey) -> None:

@@ -1,0 +1,241 @@
+"""The optimizer's query parameters as one declarative table (spec §4.1).
+
+``PARAMS`` is the single source of truth: ``spec.parse_spec`` reads each row with the
+``web.params`` reader its ``kind`` names, and ``openapi.py`` turns the same rows into OpenAPI
+parameters, so the parser and the document cannot disagree. Pure: no I/O, no Starlette.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from assetgate.imaging.formats import DEFAULT_QUALITY, OutputFormat
+from assetgate.web.params import read_bool, read_choice, read_flag, read_int, read_str
+
+Gravity = Literal[
+    "center", "north", "south", "east", "west", "northeast", "northwest", "southeast", "southwest"
+]
+Kind = Literal["int", "choice", "bool", "flag", "str", "strength"]
+
+GRAVITIES: Final[tuple[Gravity, ...]] = (
+    "center",
+    "north",
+    "south",
+    "east",
+    "west",
+    "northeast",
+    "northwest",
+    "southeast",
+    "southwest",
+)
+FORMAT_CHOICES: Final[Mapping[str, OutputFormat]] = {
+    "jpeg": "jpeg",
+    "jpg": "jpeg",
+    "png": "png",
+    "gif": "gif",
+    "webp": "webp",
+    "avif": "avif",
+}
+ROTATIONS: Final[Mapping[str, int]] = {
+    str(angle): angle for angle in (-270, -180, -90, 0, 90, 180, 270)
+}
+MAX_SIDE: Final = 50_000
+#: Strength used for ``sharpen=true``.
+DEFAULT_SHARPEN: Final = 50
+
+CROP_PATTERN = re.compile(r"([0-9]{1,5}),([0-9]{1,5})(?:,([0-9]{1,9}),([0-9]{1,9}))?")
+_NUM = r"[0-9]{1,9}(?:\.[0-9]{1,9})?"
+RATIO_PATTERN = re.compile(rf"({_NUM}):({_NUM})")
+FOCUS_PATTERN = re.compile(rf"([0-9]{{1,5}}),([0-9]{{1,5}}),({_NUM}),({_NUM})")
+TINT_PATTERN = re.compile(r"[0-9a-fA-F]{6}")
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """One query parameter: how to read it and how to describe it."""
+
+    name: str
+    kind: Kind
+    doc: str
+    alias: str | None = None
+    low: int = 0
+    high: int = 0
+    choices: tuple[str, ...] = ()
+    default: Any = None
+    pattern: str | None = None
+    expected: str = ""
+    image: bool = True  # False: only meaningful for CSS/JS
+
+    def read(self, query: Mapping[str, str]) -> Any:
+        if self.kind == "int":
+            return read_int(
+                query, self.name, low=self.low, high=self.high, alias=self.alias,
+                default=self.default,
+            )  # fmt: skip
+        if self.kind == "choice":
+            table = {c: c for c in self.choices}
+            return read_choice(query, self.name, table, alias=self.alias, default=self.default)
+        if self.kind == "bool":
+            return read_bool(query, self.name, alias=self.alias, default=bool(self.default))
+        if self.kind == "flag":
+            return read_flag(query, self.name)
+        if self.kind == "strength":
+            return _read_strength(query, self.name, self.high)
+        assert self.pattern is not None
+        return read_str(
+            query, self.name, min_len=1, max_len=64, pattern=re.compile(self.pattern),
+            expected=self.expected,
+        )  # fmt: skip
+
+    def schema(self) -> dict[str, Any]:
+        """JSON Schema of the raw query value (OpenAPI 3.1)."""
+        if self.kind == "int":
+            return {"type": "integer", "minimum": self.low, "maximum": self.high}
+        if self.kind == "choice":
+            return {"type": "string", "enum": list(self.choices)}
+        if self.kind == "bool":
+            return {"type": "boolean"}
+        if self.kind == "flag":
+            return {"type": "integer", "enum": [0, 1]}
+        if self.kind == "strength":
+            return {
+                "oneOf": [
+                    {"type": "boolean"},
+                    {"type": "integer", "minimum": self.low, "maximum": self.high},
+                ]
+            }
+        return {"type": "string", "pattern": f"^(?:{self.pattern})$"}
+
+
+def _int(name: str, low: int, high: int, doc: str, **kw: Any) -> Param:
+    return Param(name, "int", doc, low=low, high=high, **kw)
+
+
+def _alias_of(param: Param) -> Param:
+    assert param.alias is not None
+    return Param(
+        param.alias,
+        param.kind,
+        f"Short name of `{param.name}`; `{param.name}` wins if both are given.",
+        low=param.low,
+        high=param.high,
+        choices=param.choices,
+        pattern=param.pattern,
+    )
+
+
+FILE_PARAM: Final = Param(
+    "file",
+    "str",
+    "Path of the file relative to the document root (API form only).",
+    pattern=r"[\s\S]+",
+    expected="a relative path",
+)
+
+#: The optimizer's parameters, in the order of spec §4.1 (``file`` is read by the route).
+PARAMS: Final[tuple[Param, ...]] = (
+    _int("width", 1, MAX_SIDE, "Maximum output width; aspect ratio kept.", alias="w"),
+    _int("height", 1, MAX_SIDE, "Maximum output height; aspect ratio kept.", alias="h"),
+    Param(
+        "upscaling",
+        "choice",
+        "`resampling` allows enlargement (output capped at 24 MP).",
+        choices=("off", "resampling"),
+        default="off",
+    ),
+    Param(
+        "crop",
+        "str",
+        "`w,h` (placed by crop_gravity) or `w,h,x,y` (at coordinates).",
+        pattern=CROP_PATTERN.pattern,
+        expected="w,h or w,h,x,y (non-negative integers)",
+    ),
+    Param(
+        "aspect_ratio",
+        "str",
+        "Centre crop to `<number>:<number>`; `auto` = no crop.",
+        pattern=rf"auto|{RATIO_PATTERN.pattern}",
+        expected="auto or <number>:<number>",
+    ),
+    Param(
+        "crop_gravity",
+        "choice",
+        "Reference position of a two-value crop.",
+        choices=GRAVITIES,
+        default="center",
+    ),
+    Param(
+        "focus_crop",
+        "str",
+        "`w,h,x,y`: a w x h box centred on the focus point x,y (pixels or 0.0..1.0).",
+        pattern=FOCUS_PATTERN.pattern,
+        expected="w,h,x,y (x,y in pixels or 0.0..1.0)",
+    ),
+    Param("flip", "bool", "Vertical flip."),
+    Param("flop", "bool", "Horizontal flip."),
+    Param(
+        "rotate",
+        "choice",
+        "Clockwise rotation in degrees.",
+        choices=tuple(ROTATIONS),
+        default="0",
+    ),
+    _int("blur", 0, 100, "Gaussian blur strength.", default=0),
+    Param("sharpen", "strength", "`true` or a strength 0..100.", low=0, high=100),
+    _int("brightness", -100, 100, "Negative darkens, positive brightens.", default=0),
+    _int("gamma", -100, 100, "Gamma correction.", default=0),
+    _int("contrast", -100, 100, "Contrast.", default=0),
+    _int("saturation", -100, 100, "Saturation.", default=0),
+    _int("hue", 0, 100, "Hue rotation amount (100 = a full turn).", default=0),
+    Param(
+        "tint",
+        "str",
+        "Colour as 6 hexadecimal digits, no `#`, multiplied into the image.",
+        pattern=TINT_PATTERN.pattern,
+        expected="6 hexadecimal digits",
+    ),
+    _int("sepia", 0, 100, "Sepia strength.", default=0),
+    _int(
+        "quality",
+        0,
+        100,
+        "Quality of JPEG, WebP and AVIF output.",
+        alias="q",
+        default=DEFAULT_QUALITY,
+    ),
+    Param(
+        "format",
+        "choice",
+        "Output format; default WebP when Accept allows it, else the input format.",
+        alias="f",
+        choices=tuple(FORMAT_CHOICES),
+    ),
+    Param("min", "flag", "1 minifies CSS or JavaScript.", image=False),
+    Param("compress", "flag", "1 gzip-compresses CSS or JavaScript.", image=False),
+    Param("safe", "flag", "1 selects the safe JavaScript minifier.", image=False),
+)
+
+#: Every row of the OpenAPI document, aliases as rows of their own.
+OPENAPI_PARAMS: Final[tuple[Param, ...]] = tuple(
+    row for param in PARAMS for row in ((param, _alias_of(param)) if param.alias else (param,))
+)
+
+#: Names that turn a public URL from "static file" into "optimize this".
+RECOGNISED: Final[frozenset[str]] = frozenset({p.name for p in OPENAPI_PARAMS} | {"face_crop"})
+
+
+def _read_strength(query: Mapping[str, str], name: str, high: int) -> int:
+    raw = query.get(name)
+    if raw is None:
+        return 0
+    lowered = raw.strip().lower()
+    if lowered in ("true", "yes", "on"):
+        return DEFAULT_SHARPEN
+    if lowered in ("false", "no", "off", ""):
+        return 0
+    value = read_int(query, name, low=0, high=high)
+    assert value is not None
+    return value
