@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from assetgate.errors import AppError
-from assetgate.imaging.formats import InputFormat, OutputFormat, SourceInfo
+from assetgate.imaging.formats import InputFormat, OutputFormat, SourceInfo, as_output
 from assetgate.imaging.limits import DecodeLimits
 from assetgate.optimizer.plan import (
     Box,
@@ -224,7 +224,8 @@ def test_disabled_output_codec_is_501() -> None:
 def test_choose_format(
     requested: OutputFormat | None, webp: bool, source: InputFormat, alpha: bool, expected: str
 ) -> None:
-    assert choose_format(requested, accepts_webp=webp, source=source, has_alpha=alpha) == expected
+    same = as_output(source)
+    assert choose_format(requested, accepts_webp=webp, same=same, has_alpha=alpha) == expected
 
 
 @pytest.mark.parametrize(
@@ -240,7 +241,8 @@ def test_choose_format(
 def test_choose_format_when_webp_cannot_hold_the_output(
     webp: bool, source: InputFormat, alpha: bool, expected: OutputFormat
 ) -> None:
-    chosen = choose_format(None, accepts_webp=webp, source=source, has_alpha=alpha, webp_fits=False)
+    same = as_output(source)
+    chosen = choose_format(None, accepts_webp=webp, same=same, has_alpha=alpha, webp_fits=False)
     assert chosen == expected
 
 
@@ -314,7 +316,7 @@ def test_may_serve_source(
     expected: bool,
 ) -> None:
     negotiation = Negotiation.from_accept(accept)
-    assert may_serve_source(requested, source, negotiation, output) is expected
+    assert may_serve_source(requested, as_output(source), negotiation, output) is expected
 
 
 @pytest.mark.parametrize(

@@ -24,7 +24,6 @@ from assetgate.imaging.formats import (
     DEFAULT_QUALITY,
     MEDIA_TYPES,
     WEBP_MAX_SIDE,
-    InputFormat,
     OutputFormat,
     SourceInfo,
     as_output,
@@ -111,10 +110,11 @@ def make_plan(
 ) -> Plan:
     box, (base_w, base_h), target = _geometry(spec, source)
     out_w, out_h = _turned(spec, target)
+    same = as_output(source.fmt)
     output = choose_format(
         spec.format,
         accepts_webp=negotiation.webp,
-        source=source.fmt,
+        same=same,
         has_alpha=source.has_alpha,
         webp_fits=max(out_w, out_h) <= WEBP_MAX_SIDE,
     )
@@ -139,7 +139,7 @@ def make_plan(
         raise AppError.too_large(
             f"WebP output {out_w}x{out_h} is over the format's limit of {WEBP_MAX_SIDE} px a side"
         )
-    load_size, crop, resize = _strategy(source, box, target)
+    load_size, crop, resize = _strategy(source, box, (base_w, base_h), target)
     plan = Plan(
         output=output,
         quality=spec.quality,
@@ -156,9 +156,8 @@ def make_plan(
     )
     if plan.changes_pixels:
         return plan
-    same = as_output(source.fmt)
     passthrough = output == same and spec.quality == DEFAULT_QUALITY
-    may_stand_in = may_serve_source(spec.format, source.fmt, negotiation, output)
+    may_stand_in = may_serve_source(spec.format, same, negotiation, output)
     return replace(plan, passthrough=passthrough, fallback=same if may_stand_in else None)
 
 
@@ -166,18 +165,18 @@ def choose_format(
     requested: OutputFormat | None,
     *,
     accepts_webp: bool,
-    source: InputFormat,
+    same: OutputFormat | None,
     has_alpha: bool,
     webp_fits: bool = True,
 ) -> OutputFormat:
     """Spec §4.1 ``format``: explicit, else WebP when accepted, else the input format when it is
-    an output format, else JPEG (PNG when the image has alpha). When the output is too large for
-    WebP (``webp_fits`` False), neither the negotiation nor a WebP source picks WebP."""
+    an output format (``same``, from ``as_output``), else JPEG (PNG when the image has alpha).
+    When the output is too large for WebP (``webp_fits`` False), neither the negotiation nor a
+    WebP source picks WebP."""
     if requested is not None:
         return requested
     if accepts_webp and webp_fits:
         return "webp"
-    same = as_output(source)
     if same is not None and (same != "webp" or webp_fits):
         return same
     return "png" if has_alpha else "jpeg"
@@ -185,7 +184,7 @@ def choose_format(
 
 def may_serve_source(
     requested: OutputFormat | None,
-    source: InputFormat,
+    same: OutputFormat | None,
     negotiation: Negotiation,
     output: OutputFormat,
 ) -> bool:
@@ -194,9 +193,8 @@ def may_serve_source(
     Only when the client can use them: an explicit ``format`` must equal the source's; otherwise
     JPEG, PNG and GIF are safe everywhere, and WebP/AVIF when ``Accept`` names them or when the
     answer is in the source's format anyway (a WebP source is answered as WebP to a client that
-    asked for neither WebP nor a format).
+    asked for neither WebP nor a format). ``same`` is the source's own format as served.
     """
-    same = as_output(source)
     if same is None:
         return False
     if requested is not None:
@@ -281,10 +279,9 @@ def _fit(spec: ImageSpec, width: int, height: int) -> tuple[int, int]:
 
 
 def _strategy(
-    source: SourceInfo, box: Box | None, target: tuple[int, int]
+    source: SourceInfo, box: Box | None, base: tuple[int, int], target: tuple[int, int]
 ) -> tuple[tuple[int, int] | None, Box | None, tuple[int, int] | None]:
-    """(load_size, crop in loaded space, resize after crop)."""
-    base = (box.width, box.height) if box else (source.width, source.height)
+    """(load_size, crop in loaded space, resize after crop); ``base`` is the size ``box`` leaves."""
     if target == base:
         return None, box, None
     if target[0] > base[0] or target[1] > base[1]:
