@@ -103,6 +103,35 @@ async def test_fetch_failure_error_id_is_logged(
     assert not any("127.0.0.1" in m for m in logged)
 
 
+async def test_registry_with_its_own_layout_crlf_and_raw_dnssec_wording(
+    client: httpx.AsyncClient,
+) -> None:
+    record = await get_json(client, "example.nl", raw="1")
+    assert record["registrar"]["name"] == "Voorbeeld Registrar B.V."
+    assert record["registrar"]["abuse_email"] == "abuse@registrar.test"
+    assert record["name_servers"] == ["ns1.example.nl", "ns2.example.net"]
+    assert record["dnssec"] == "signed"
+    assert "DNSSEC:      yes" in record["raw"]  # the registry's own wording, only here
+    assert record["warnings"] == []
+
+
+async def test_latin1_registry_resolves_the_registrant_handle(client: httpx.AsyncClient) -> None:
+    record = await get_json(client, "example.is")
+    assert record["registrant"]["name"] == "Dæmi ehf."
+    assert record["registrant"]["city"] == "Reykjavík"
+    assert record["registrant"]["postal_code"] == "101"
+    assert record["contacts"]["tech"]["name"] == "Hýsing hf."
+    assert record["dates"]["created"] == "2000-01-18T00:00:00Z"
+    assert record["dnssec"] == "unsigned"
+
+
+async def test_unfound_published_field_is_a_warning(client: httpx.AsyncClient) -> None:
+    record = await get_json(client, "partial.nl")
+    assert record["registered"] is True
+    assert record["registrar"]["name"] is None
+    assert record["warnings"] == ["missing:registrar"]
+
+
 async def test_rate_limit_429_counts_cache_hits(env: Env) -> None:
     async with env.client(rate_limit="3/10 seconds") as client:
         statuses = []

@@ -176,12 +176,22 @@ def _apply_domain_block(builder: Builder, block: Block, handles: dict[str, list[
         elif key in DOMAIN_CONTACT_KEYS:
             builder.contact("registrant").set(DOMAIN_CONTACT_KEYS[key], value)
         elif key == "holder-address":
-            builder.contact("registrant").set("street", value)
+            _holder_address(builder, value)
         elif key in DOMAIN_EXTRA_DATES:
             if DOMAIN_EXTRA_DATES[key]:
                 builder.set_date(DOMAIN_EXTRA_DATES[key], value)
         elif key != "source":
             apply_pair(builder, key, value)
+
+
+def _holder_address(builder: Builder, value: str) -> None:
+    """IRNIC's one-line address: ``street, city, province, CC``."""
+    contact = builder.contact("registrant")
+    contact.set("street", value)
+    parts = [part.strip() for part in value.split(",")]
+    if len(parts) >= 4 and len(parts[-1]) == 2 and parts[-1].isalpha():
+        contact.set("city", parts[-3])
+        contact.set("country", parts[-1])
 
 
 def _apply_registrar_block(builder: Builder, block: Block) -> None:
