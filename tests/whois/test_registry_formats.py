@@ -11,8 +11,9 @@ from assetgate.whois.charset import LATIN1, decode
 from assetgate.whois.parse import format_for, parse_whois
 from assetgate.whois.parse.blocks import continued_pairs, handle_index, sections, split_address
 from assetgate.whois.parse.common import dnssec_value
+from assetgate.whois.parse.published import PUBLISHED
 from assetgate.whois.parse.rpsl import split_blocks
-from assetgate.whois.record import Parsed, field_value, merge
+from assetgate.whois.record import FIELD_PATHS, Parsed, field_value, merge
 from tests.whois.conftest import QUOTA_BANNER, sample
 from tests.whois.coverage import table
 from tests.whois.registry_table import CASES, KNOWN_MISSES, Case, coverage_rows, parse_case
@@ -128,6 +129,11 @@ def test_dnssec_wording_is_normalised(wording: str, value: str | None) -> None:
 )  # fmt: skip
 def test_registry_formats_chosen_by_tld(tld: str, name: str) -> None:
     assert format_for(tld, "") == name
+
+
+def test_published_fields_are_known_paths() -> None:
+    for tld, paths in PUBLISHED.items():
+        assert set(paths) <= set(FIELD_PATHS), tld
 
 
 def test_norid_is_sniffed_without_tld() -> None:

@@ -147,18 +147,15 @@ def merge(first: Parsed, second: Parsed) -> Parsed:
         dnssec=first.dnssec or second.dnssec,
         registrant=first.registrant if second.registrant.is_empty() else second.registrant,
         contacts=contacts,
-        warnings=(),
+        warnings=_unique(first.warnings + second.warnings),
     )
     # A field the registry lacks but the registrar gave is no longer missing.
-    warnings = _unique(first.warnings + second.warnings)
-    return replace(
-        merged,
-        warnings=tuple(
-            w
-            for w in warnings
-            if not (w.startswith(MISSING) and field_value(merged, w.removeprefix(MISSING)))
-        ),
-    )
+    kept = tuple(w for w in merged.warnings if not _filled(merged, w))
+    return replace(merged, warnings=kept)
+
+
+def _filled(parsed: Parsed, warning: str) -> bool:
+    return warning.startswith(MISSING) and bool(field_value(parsed, warning.removeprefix(MISSING)))
 
 
 def field_value(parsed: Parsed, path: str) -> object:
