@@ -140,6 +140,29 @@ def test_norid_is_sniffed_without_tld() -> None:
     assert parse_whois(sample("norid_no.txt")).registrar.name == "Eksempel Registrar AS"
 
 
+def test_iedr_answer_in_icann_labels_still_parses() -> None:
+    text = (
+        "Domain Name: example.ie\nRegistrar: Example Registrar Ltd\n"
+        "Creation Date: 1999-07-27T00:00:00Z\nRegistry Expiry Date: 2026-07-27T00:00:00Z\n"
+        "Domain Status: ok https://icann.org/epp#ok\nRegistrant Name: Example Trading Limited\n"
+        "Name Server: ns1.example.ie\nDNSSEC: unsigned\n"
+    )
+    parsed = parse_whois(text, "ie")
+    assert (parsed.registrar.name, parsed.registrant.name) == (
+        "Example Registrar Ltd",
+        "Example Trading Limited",
+    )
+    assert parsed.dates.expires == "2026-07-27T00:00:00Z"
+    assert (parsed.status, parsed.dnssec, parsed.warnings) == (("ok",), "unsigned", ())
+
+
+def test_dns_belgium_without_flags_or_keys() -> None:
+    text = sample("dnsbe_be.txt")
+    text = text.split("Keys:")[0] + "Keys:\n\nFlags:\n\n"
+    parsed = parse_whois(text, "be")
+    assert (parsed.status, parsed.dnssec, parsed.warnings) == ((), "unsigned", ())
+
+
 def test_nask_option_dates_are_not_the_expiry() -> None:
     text = sample("nask_pl.txt").replace("renewal date:          2026.03.14 13:00:00\n", "")
     parsed = parse_whois(text, "pl")

@@ -25,7 +25,7 @@ PUBLISHED: Final[dict[str, tuple[str, ...]]] = {
     "uk": ("registrar", *_DATES, "name_servers", "status"),
     "nl": _SIDN,
     "aw": _SIDN,
-    "be": ("registrar", "dates.created", "name_servers", "status", "dnssec"),
+    "be": ("registrar", "dates.created", "name_servers", "dnssec"),  # Flags: is often empty
     "no": ("registrar", "dates.created", "dates.updated", "name_servers", "dnssec"),
     "ie": ("registrar", "dates.created", "dates.expires", "name_servers", "status",
            "registrant.name"),
