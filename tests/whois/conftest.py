@@ -86,6 +86,11 @@ def registry_replies() -> dict[str, ReplySpec]:
         "example.weird": "hello\nthis answer is in no whois format we know\n",
         "example.empty": b"",
         "example.rdapdown": thin("example.rdapdown", None),
+        "example.nl": sample("sidn_nl.txt").replace("\n", "\r\n"),
+        "partial.nl": sample("sidn_nl.txt")
+        .replace("example.nl", "partial.nl")
+        .replace("Registrar:", "Reseller:"),
+        "example.is": sample("isnic_is.txt").replace("dæmi.is", "example.is").encode("iso-8859-1"),
     }
 
 
@@ -156,6 +161,8 @@ async def env(tmp_path: Path, make_settings: Callable[..., Settings]) -> AsyncIt
         "big",
         "weird",
         "empty",
+        "nl",
+        "is",
     ]
     servers: dict[str, str] = {tld: registry.address for tld in tlds}
     servers |= {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assetgate.whois.parse.dates import parse_date
+from assetgate.whois.parse.dates import month_first, parse_date
 
 
 @pytest.mark.parametrize(
@@ -36,6 +36,16 @@ from assetgate.whois.parse.dates import parse_date
         ("2014-Jun-11", "2014-06-11T00:00:00Z"),
         ("15 janv. 2020", "2020-01-15T00:00:00Z"),
         ("2020-01-01 01:02:03 PM", "2020-01-01T13:02:03Z"),
+        ("30th April 2003 at 00:00:00.000", "2003-04-30T00:00:00Z"),
+        ("Registered on 1st March 2010 at 12:30:00.000", "2010-03-01T12:30:00Z"),
+        ("22nd of June 2021", "2021-06-22T00:00:00Z"),
+        ("January 18 2000", "2000-01-18T00:00:00Z"),
+        ("27-July-1999", "1999-07-27T00:00:00Z"),
+        ("Tue Jan 2 2001", "2001-01-02T00:00:00Z"),
+        ("2003-03-17 12:20:05", "2003-03-17T12:20:05Z"),
+        ("2024-03-28 14:21:20.123456", "2024-03-28T14:21:20Z"),
+        ("2001.03.15 13:00:00", "2001-03-15T13:00:00Z"),
+        ("14.2.2011 10:20:30", "2011-02-14T10:20:30Z"),
     ],
 )
 def test_spellings(text: str, expected: str) -> None:
@@ -47,3 +57,12 @@ def test_spellings(text: str, expected: str) -> None:
 )
 def test_unreadable_dates_are_none(text: str) -> None:
     assert parse_date(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("05/29/2015", "2015-05-29"), ("1/2/2016 10:00", "2016-01-02 10:00"),
+     ("2015-05-29", "2015-05-29")],
+)  # fmt: skip
+def test_month_first(text: str, expected: str) -> None:
+    assert month_first(text) == expected

@@ -73,11 +73,11 @@ async def test_restricted_tlds_are_configurable(env: Env) -> None:
 @pytest.mark.parametrize(
     ("domain", "reason"),
     [
-        ("example.slow", "whois server timed out"),
-        ("example.big", "whois answer exceeds 256 KiB"),
-        ("example.closed", "whois server refused the connection"),
-        ("example.empty", "whois server gave no answer for this domain"),
-        ("quota.com", "whois server rate limited the query"),
+        ("example.slow", "whois server for .slow: timed out"),
+        ("example.big", "whois server for .big: answer exceeds 256 KiB"),
+        ("example.closed", "whois server for .closed: connection refused"),
+        ("example.empty", "whois server for .empty: gave no answer for this domain"),
+        ("quota.com", "whois server for .com: rate limited the query"),
     ],
 )
 @pytest.mark.parametrize("path", [TEXT, JSON])
@@ -98,7 +98,38 @@ async def test_fetch_failure_error_id_is_logged(
 ) -> None:
     response = await client.get(JSON, params={"domain": "example.closed"})
     error_id = response.json()["error_id"]
-    assert any(error_id in r.getMessage() and "refused" in r.getMessage() for r in caplog.records)
+    logged = [r.getMessage() for r in caplog.records if error_id in r.getMessage()]
+    assert any("whois server for .closed: connection refused" in m for m in logged)
+    assert not any("127.0.0.1" in m for m in logged)
+
+
+async def test_registry_with_its_own_layout_crlf_and_raw_dnssec_wording(
+    client: httpx.AsyncClient,
+) -> None:
+    record = await get_json(client, "example.nl", raw="1")
+    assert record["registrar"]["name"] == "Voorbeeld Registrar B.V."
+    assert record["registrar"]["abuse_email"] == "abuse@registrar.test"
+    assert record["name_servers"] == ["ns1.example.nl", "ns2.example.net"]
+    assert record["dnssec"] == "signed"
+    assert "DNSSEC:      yes" in record["raw"]  # the registry's own wording, only here
+    assert record["warnings"] == []
+
+
+async def test_latin1_registry_resolves_the_registrant_handle(client: httpx.AsyncClient) -> None:
+    record = await get_json(client, "example.is")
+    assert record["registrant"]["name"] == "Dæmi ehf."
+    assert record["registrant"]["city"] == "Reykjavík"
+    assert record["registrant"]["postal_code"] == "101"
+    assert record["contacts"]["tech"]["name"] == "Hýsing hf."
+    assert record["dates"]["created"] == "2000-01-18T00:00:00Z"
+    assert record["dnssec"] == "unsigned"
+
+
+async def test_unfound_published_field_is_a_warning(client: httpx.AsyncClient) -> None:
+    record = await get_json(client, "partial.nl")
+    assert record["registered"] is True
+    assert record["registrar"]["name"] is None
+    assert record["warnings"] == ["missing:registrar"]
 
 
 async def test_rate_limit_429_counts_cache_hits(env: Env) -> None:
@@ -219,7 +250,7 @@ async def test_com_thin_registry_then_registrar(client: httpx.AsyncClient, env: 
         "clientUpdateProhibited",
     ]
     assert record["name_servers"] == ["a.iana-servers.net", "b.iana-servers.net"]
-    assert record["dnssec"] == "signedDelegation"
+    assert record["dnssec"] == "signed"
     assert record["registrant"]["name"] is None
     assert record["registrant"]["organization"] == "Example Holdings LLC"
     assert record["registrant"]["redacted"] is True
@@ -504,8 +535,8 @@ async def test_rdap_and_port_43_both_failing_is_500(env: Env, tmp_path: Any) -> 
         response = await client.get(JSON, params={"domain": "example.rdapdown"})
     assert response.status_code == 500
     assert response.json()["error"] == (
-        "whois lookup failed: RDAP server answered 503; whois fallback: "
-        "whois server refused the connection"
+        "whois lookup failed: RDAP server for .rdapdown: answered 503; whois fallback: "
+        "whois.iana.org:43: connection refused"
     )
 
 

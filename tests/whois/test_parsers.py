@@ -33,7 +33,7 @@ def test_icann_thin_registry_answer() -> None:
         "clientUpdateProhibited",
     )
     assert parsed.name_servers == ("a.iana-servers.net", "b.iana-servers.net")
-    assert parsed.dnssec == "signedDelegation"
+    assert parsed.dnssec == "signed"
     assert parsed.referral == "whois.registrar.test"
     assert parsed.warnings == ()
 
@@ -81,7 +81,7 @@ def test_jprs_japanese_labels_keep_one_address_and_the_japanese_name() -> None:
     parsed = parse_whois(sample("jprs_general_ja.txt"), "jp")
     assert parsed.registrant.name == "株式会社エグザンプル"
     assert parsed.registrant.street == ("東京都千代田区", "千代田1-1-1")
-    assert parsed.dnssec == "signedDelegation"
+    assert parsed.dnssec == "signed"
 
 
 def test_jprs_english_continuation_lines() -> None:
@@ -135,7 +135,7 @@ def test_denic() -> None:
     assert parsed.status == ("connect",)
     assert parsed.dates == Dates(updated="2018-03-12T20:44:25Z")
     assert parsed.name_servers == ("ns1.example.net", "ns2.example.net")
-    assert parsed.dnssec == "signedDelegation"
+    assert parsed.dnssec == "signed"
 
 
 def test_denic_contact_sections() -> None:
@@ -216,7 +216,7 @@ def test_eurid() -> None:
     assert parsed.registrant == Contact(redacted=True)  # NOT DISCLOSED!
     assert parsed.contacts["tech"].email == "tech@registrar.test"
     assert parsed.name_servers == ("ns1.example.eu", "ns2.example.net")
-    assert parsed.dnssec == "signedDelegation"
+    assert parsed.dnssec == "signed"
 
 
 def test_eurid_available() -> None:
@@ -263,7 +263,7 @@ def test_rpsl_fred_cz() -> None:
     assert parsed.contacts["admin"].name == "Petr Svoboda"
     assert parsed.dates.expires == "2026-03-12T00:00:00Z"
     assert parsed.name_servers == ("ns1.example.cz", "ns2.example.net")
-    assert parsed.dnssec == "signedDelegation"
+    assert parsed.dnssec == "signed"
     assert sniff_format(sample("fred_cz.txt")) == "rpsl"
 
 

@@ -6,7 +6,9 @@ at the operator's ``*`` server, the built-in table, or the server IANA's ``refer
 registry answer that points to a registrar's server is followed at most ``MAX_REFERRALS``
 times, never back to a server already asked, and never to a non-public address unless the
 operator named it. A failed referral keeps the registry's answer with a warning; only a failed
-registry answer is a fetch failure. The whole chain shares one deadline.
+registry answer is a fetch failure. The whole chain shares one deadline. A failure names the
+server that failed by its public name (``whois.example-registry.net:43: connection refused``);
+a server the operator configured by address is named by the TLD it serves, never its address.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any, Final
 
 import httpx
 
-from assetgate.whois.bootstrap import BootstrapFile
+from assetgate.whois.bootstrap import BootstrapFile, origin
 from assetgate.whois.charset import decode
 from assetgate.whois.domain import Domain
 from assetgate.whois.parse import parse_whois
@@ -69,6 +71,27 @@ class Answer:
     parsed: Parsed
     fetched_at: datetime
     warnings: tuple[str, ...] = ()
+
+
+def whois_label(server: Server, tld: str | None) -> str:
+    """What a client may read about ``server``: a public name, not the operator's address."""
+    if server.label:  # an operator alias: the key is the public name it stands for
+        return server.label if ":" in server.label else f"{server.label}:43"
+    if not server.trusted:  # from the built-in table, IANA or an answer: public already
+        return f"{server.host}:{server.port}"
+    return f"whois server for .{tld}" if tld else "operator whois server"
+
+
+def rdap_label(base: str, trusted: frozenset[tuple[str, str, int]], tld: str) -> str:
+    scheme, host, port = origin(base)
+    if (scheme, host, port) in trusted:  # from the operator's bootstrap file
+        return f"RDAP server for .{tld}"
+    return host if port == 443 else f"{host}:{port}"
+
+
+def named_failure(label: str, exc: FetchError) -> FetchError:
+    """``exc`` with the failing server's ``label`` in front; same type, same rate-limit flag."""
+    return type(exc)(f"{label}: {exc.reason}", rate_limited=exc.rate_limited)
 
 
 def referral_target(value: str) -> tuple[str, int] | None:
@@ -137,10 +160,11 @@ class Resolver:
         line = server.query_line(domain.ascii)
         first, parsed = await self._whois_hop(server, line, deadline, domain.tld, "registry")
         if parsed.registered is None:
+            label = whois_label(server, domain.tld)
             if RATE_LIMITED_UPSTREAM in parsed.warnings:
-                raise FetchError("whois server rate limited the query", rate_limited=True)
+                raise FetchError(f"{label}: rate limited the query", rate_limited=True)
             if UNSUPPORTED in parsed.warnings or not first.text.strip():
-                raise FetchError("whois server gave no answer for this domain")
+                raise FetchError(f"{label}: gave no answer for this domain")
         hops, warnings = [first], []
         visited: set[object] = {server.name, (server.host, server.port)}
         current = merged = parsed
@@ -180,13 +204,18 @@ class Resolver:
     async def _whois_hop(
         self, server: Server, line: str, deadline: float, tld: str | None, role: str
     ) -> tuple[Hop, Parsed]:
-        address = server.host
-        if not server.trusted:
-            if server.port != 43:
-                raise RefusedServer("referral to a port other than 43")
-            address = await public_address(server.host, server.port)
-        async with self._slot(server.name):
-            data = await query_port43(address, server.port, line, timeout_s=deadline - self._now())
+        try:
+            address = server.host
+            if not server.trusted:
+                if server.port != 43:
+                    raise RefusedServer("referral to a port other than 43")
+                address = await public_address(server.host, server.port)
+            async with self._slot(server.name):
+                data = await query_port43(
+                    address, server.port, line, timeout_s=deadline - self._now()
+                )
+        except FetchError as exc:
+            raise named_failure(whois_label(server, tld), exc) from None
         text, _charset = decode(data, server.charsets)
         hop = Hop("whois", server.name, role, line, text)
         return hop, parse_whois(text, tld)
@@ -227,7 +256,8 @@ class Resolver:
                     timeout_s=deadline - self._now(),
                 )
             except FetchError as exc:
-                error = exc
+                trusted = self._bootstrap.trusted_origins()
+                error = named_failure(rdap_label(base, trusted, domain.tld), exc)
                 continue
             now = datetime.now(UTC)
             if answer.status == 404:

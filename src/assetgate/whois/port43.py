@@ -4,6 +4,7 @@ The protocol is one query line ending in CRLF, then the server talks until it cl
 is built from the validated A-label and the server's fixed decoration only (``domain.py`` makes
 sure nothing else can get in), the whole exchange runs under one deadline, and the answer is
 accumulated as bytes up to ``WHOIS_MAX_BYTES`` (DESIGN C9) and decoded once by ``charset``.
+Failure reasons are bare ("connection refused"): the caller prefixes the server's public name.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ async def query_port43(
     if "\r" in line or "\n" in line or not line.isascii():
         raise ValueError("a whois query is one ASCII line")  # domain.py must prevent this
     if timeout_s <= 0:
-        raise FetchError("whois server timed out")
+        raise FetchError("timed out")
     writer: asyncio.StreamWriter | None = None
     try:
         async with asyncio.timeout(timeout_s):
@@ -34,11 +35,11 @@ async def query_port43(
             await writer.drain()
             return await _read_all(reader, max_bytes)
     except TimeoutError:
-        raise FetchError("whois server timed out") from None
+        raise FetchError("timed out") from None
     except ConnectionRefusedError:
-        raise FetchError("whois server refused the connection") from None
+        raise FetchError("connection refused") from None
     except OSError:
-        raise FetchError("whois server could not be reached") from None
+        raise FetchError("could not be reached") from None
     finally:
         if writer is not None:
             writer.close()
@@ -52,5 +53,5 @@ async def _read_all(reader: asyncio.StreamReader, max_bytes: int) -> bytes:
     while chunk := await reader.read(READ_CHUNK_BYTES):
         answer += chunk
         if len(answer) > max_bytes:
-            raise FetchError(f"whois answer exceeds {max_bytes // 1024} KiB")
+            raise FetchError(f"answer exceeds {max_bytes // 1024} KiB")
     return bytes(answer)

@@ -6,7 +6,8 @@ registry moving hosts) are followed by hand, at most ``MAX_REDIRECTS``, each tar
 the first URL: an origin from the operator's bootstrap file is trusted; anything else must be
 HTTPS on a public address, and the request is pinned to the address that was checked (the URL
 carries the IP, ``Host`` and TLS SNI carry the name, so the certificate is still verified
-against the name). Bodies are read up to ``RDAP_MAX_BYTES``.
+against the name). Bodies are read up to ``RDAP_MAX_BYTES``. Failure reasons are bare ("answered
+503"): the caller prefixes the server's public name.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ async def fetch_rdap(
 ) -> RdapAnswer:
     """One RDAP lookup; 200 and 404 return, everything else raises ``FetchError``."""
     if timeout_s <= 0:
-        raise FetchError("RDAP server timed out")
+        raise FetchError("timed out")
     for _ in range(MAX_REDIRECTS + 1):
         request_url, headers, extensions = await _pinned(url, trusted)
         try:
@@ -62,16 +63,16 @@ async def fetch_rdap(
                 if response.status_code == 404:
                     return RdapAnswer(url, 404, None, "")
                 if response.status_code == 429:
-                    raise FetchError("RDAP server rate limited the query", rate_limited=True)
+                    raise FetchError("rate limited the query", rate_limited=True)
                 if response.status_code != 200:
-                    raise FetchError(f"RDAP server answered {response.status_code}")
+                    raise FetchError(f"answered {response.status_code}")
                 body = await _read_capped(response)
         except httpx.TimeoutException:
-            raise FetchError("RDAP server timed out") from None
+            raise FetchError("timed out") from None
         except httpx.HTTPError:
-            raise FetchError("RDAP server could not be reached") from None
+            raise FetchError("could not be reached") from None
         return _decoded(url, body)
-    raise FetchError("RDAP server redirected too often")
+    raise FetchError("redirected too often")
 
 
 async def _pinned(
@@ -100,7 +101,7 @@ async def _read_capped(response: httpx.Response) -> bytes:
     async for chunk in response.aiter_bytes():
         body += chunk
         if len(body) > RDAP_MAX_BYTES:
-            raise FetchError(f"RDAP answer exceeds {RDAP_MAX_BYTES // 1024} KiB")
+            raise FetchError(f"answer exceeds {RDAP_MAX_BYTES // 1024} KiB")
     return bytes(body)
 
 
@@ -109,7 +110,7 @@ def _decoded(url: str, body: bytes) -> RdapAnswer:
         text = body.decode("utf-8-sig")
         document = json.loads(text)
     except (UnicodeDecodeError, ValueError, RecursionError):
-        raise FetchError("RDAP server sent invalid JSON") from None
+        raise FetchError("sent invalid JSON") from None
     if not isinstance(document, dict):
-        raise FetchError("RDAP server sent no domain object")
+        raise FetchError("sent no domain object")
     return RdapAnswer(url, 200, document, text)

@@ -23,6 +23,28 @@ REFERRAL_REFUSED: Final = "referral_refused"
 UNPARSED_DATE: Final = "unparsed_date"
 RDAP_FALLBACK: Final = "rdap_failed_used_whois"
 UNSUPPORTED: Final = "whois_unsupported"
+MISSING: Final = "missing:"  # + a field path: the registry publishes it, the parser found none
+
+# dnssec is one of these (or null); the registry's own wording stays in ``raw``.
+SIGNED: Final = "signed"
+UNSIGNED: Final = "unsigned"
+
+# Field paths a registry format may publish; ``missing:<path>`` names the ones not found.
+FIELD_PATHS: Final = (
+    "registrar",
+    "dates.created",
+    "dates.updated",
+    "dates.expires",
+    "name_servers",
+    "status",
+    "dnssec",
+    "registrant.name",
+    "registrant.organization",
+    "registrant.street",
+    "registrant.postal_code",
+    "registrant.city",
+    "registrant.country",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +136,7 @@ def merge(first: Parsed, second: Parsed) -> Parsed:
     for role, contact in second.contacts.items():
         if not contact.is_empty():
             contacts[role] = contact
-    return replace(
+    merged = replace(
         first,
         registered=first.registered if first.registered is not None else second.registered,
         domain=first.domain or second.domain,
@@ -127,6 +149,29 @@ def merge(first: Parsed, second: Parsed) -> Parsed:
         contacts=contacts,
         warnings=_unique(first.warnings + second.warnings),
     )
+    # A field the registry lacks but the registrar gave is no longer missing.
+    kept = tuple(w for w in merged.warnings if not _filled(merged, w))
+    return replace(merged, warnings=kept)
+
+
+def _filled(parsed: Parsed, warning: str) -> bool:
+    return warning.startswith(MISSING) and bool(field_value(parsed, warning.removeprefix(MISSING)))
+
+
+def field_value(parsed: Parsed, path: str) -> object:
+    """The value at a ``FIELD_PATHS`` path (``registrar`` is the registrar's name)."""
+    head, _, tail = path.partition(".")
+    value: object = getattr(parsed, head)
+    if head == "registrar":
+        return parsed.registrar.name
+    return getattr(value, tail) if tail else value
+
+
+def missing(parsed: Parsed, paths: tuple[str, ...]) -> tuple[str, ...]:
+    """``missing:<path>`` warnings for the ``paths`` a registered record has no value for."""
+    if parsed.registered is not True:
+        return ()
+    return tuple(MISSING + path for path in paths if not field_value(parsed, path))
 
 
 def make_record(

@@ -2,7 +2,9 @@
 
 One parser per format family; each fills a ``Builder`` and never raises. An answer with no
 domain data is classified (not found / quota banner / unsupported) instead of being reported as
-an empty record; an answer that is neither gets the ``unparsed_format`` warning.
+an empty record; an answer that is neither gets the ``unparsed_format`` warning. A registered
+record gets a ``missing:<field>`` warning for each field its registry publishes (``published``)
+that the parser did not find, so an incomplete parse is visible.
 """
 
 from __future__ import annotations
@@ -20,10 +22,20 @@ from assetgate.whois.parse.eurid import parse_eurid
 from assetgate.whois.parse.iana import parse_iana
 from assetgate.whois.parse.icann import parse_icann
 from assetgate.whois.parse.jprs import parse_jprs
+from assetgate.whois.parse.nask import parse_nask
 from assetgate.whois.parse.nominet import parse_nominet
+from assetgate.whois.parse.norid import parse_norid
+from assetgate.whois.parse.published import PUBLISHED
 from assetgate.whois.parse.registrobr import parse_registrobr
-from assetgate.whois.parse.rpsl import parse_rpsl
-from assetgate.whois.record import RATE_LIMITED_UPSTREAM, UNPARSED_FORMAT, UNSUPPORTED, Parsed
+from assetgate.whois.parse.rpsl import parse_iedr, parse_irnic, parse_rpsl
+from assetgate.whois.parse.sectioned import parse_sectioned
+from assetgate.whois.record import (
+    RATE_LIMITED_UPSTREAM,
+    UNPARSED_FORMAT,
+    UNSUPPORTED,
+    Parsed,
+    missing,
+)
 
 Parser = Callable[[str], Builder]
 
@@ -37,6 +49,11 @@ PARSERS: Final[dict[str, Parser]] = {
     "registrobr": parse_registrobr,
     "eurid": parse_eurid,
     "dotted": parse_dotted,
+    "sectioned": parse_sectioned,
+    "norid": parse_norid,
+    "iedr": parse_iedr,
+    "irnic": parse_irnic,
+    "nask": parse_nask,
 }
 FORMAT_BY_TLD: Final = {
     "jp": "jprs",
@@ -51,10 +68,17 @@ FORMAT_BY_TLD: Final = {
     "fi": "dotted",
     "ax": "dotted",
     "kz": "dotted",
+    "no": "norid",
+    "ie": "iedr",
+    "ir": "irnic",
+    "pl": "nask",
     **dict.fromkeys(("fr", "re", "pm", "tf", "wf", "yt", "ru", "su", "cz", "ee"), "rpsl"),
+    **dict.fromkeys(("is", "ar", "nu", "se"), "rpsl"),
+    **dict.fromkeys(("nl", "aw", "be", "gg", "je", "tk", "ml", "ga", "cf", "gq"), "sectioned"),
 }
 _SNIFF: Final = (
     ("jprs", re.compile(r"^\s*(?:[a-z]\.\s*)?\[(?:Domain Name|ドメイン名)\]", re.MULTILINE)),
+    ("norid", re.compile(r"^NORID Handle\.+:", re.MULTILINE)),
     ("iana", re.compile(r"^source:\s+IANA\s*$", re.MULTILINE)),
     ("dotted", re.compile(r"^[A-Za-z][\w ]*\.{4,}\s*:", re.MULTILINE)),
     ("nominet", re.compile(r"^\s+Domain name:\s*\n\s+\S", re.MULTILINE)),
@@ -88,4 +112,5 @@ def parse_whois(text: str, tld: str | None = None) -> Parsed:
     parsed = builder.freeze()
     if parsed.registered is None and verdict is None:
         parsed = replace(parsed, warnings=(*parsed.warnings, UNPARSED_FORMAT))
-    return parsed
+    absent = missing(parsed, PUBLISHED.get(tld or "", ()))
+    return replace(parsed, warnings=(*parsed.warnings, *absent)) if absent else parsed

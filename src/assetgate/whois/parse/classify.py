@@ -31,6 +31,7 @@ _RATE_LIMITED: Final = re.compile(
       | (?:quota|limit)\s+(?:has\s+been\s+|was\s+|is\s+)?(?:exceeded|reached)
       | blacklisted | too\s+many\s+(?:requests|queries|connections)
       | try\s+again\s+later | temporarily\s+(?:blocked|denied)
+      | excessive\s+quer(?:y|ying|ies) | maximum\s+(?:number\s+of\s+)?quer(?:y|ies)
     )""",
     re.IGNORECASE | re.VERBOSE,
 )

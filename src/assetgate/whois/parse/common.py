@@ -15,10 +15,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Final
 
+from assetgate.whois.parse.blocks import COMMENT_PREFIXES
 from assetgate.whois.parse.dates import parse_date
 from assetgate.whois.record import (
     EMPTY_CONTACT,
+    SIGNED,
     UNPARSED_DATE,
+    UNSIGNED,
     Contact,
     Dates,
     Parsed,
@@ -68,7 +71,10 @@ _PLACEHOLDER: Final = re.compile(
 )
 _KEY_VALUE: Final = re.compile(r"^\s*([^\s:%#>][^:]{0,80}?)\s*:(?:\s+(.*?)|\s*)$")
 _IP_TAIL: Final = re.compile(r"[\s\[(,]")
-_COMMENT_PREFIXES: Final = ("%", "#", ">>>", "--", "NOTICE", "TERMS OF USE")
+
+
+_UNSIGNED_WORDS: Final = ("unsigned", "no", "not signed", "inactive", "false", "off", "none")
+_SIGNED_WORDS: Final = ("signed", "yes", "active", "true", "on", "y")
 
 
 def is_placeholder(value: str) -> bool:
@@ -87,7 +93,7 @@ def key_values(text: str) -> Iterator[tuple[str, str]]:
     """``Key: value`` lines as (lower-case key with single spaces, stripped value)."""
     for line in text.splitlines():
         stripped = line.strip()
-        if not stripped or stripped.startswith(_COMMENT_PREFIXES):
+        if not stripped or stripped.startswith(COMMENT_PREFIXES):
             continue
         match = _KEY_VALUE.match(line)
         if match is None:
@@ -123,14 +129,15 @@ def name_server(value: str) -> str | None:
 
 
 def dnssec_value(value: str) -> str | None:
-    lowered = value.strip().lower()
+    """Every registry's wording -> ``signed`` / ``unsigned``; unknown wording -> ``None``."""
+    lowered = " ".join(value.strip().lower().replace("_", " ").split())
     if not lowered:
         return None
-    if lowered.startswith(("unsigned", "no", "inactive", "false", "not signed")):
-        return "unsigned"
-    if lowered.startswith(("signed", "yes", "active", "true")) or "signeddelegation" in lowered:
-        return "signedDelegation"
-    return value.strip()
+    if lowered.startswith(_UNSIGNED_WORDS) or lowered in ("n", "0", "false"):
+        return UNSIGNED
+    if lowered.startswith(_SIGNED_WORDS) or "signeddelegation" in lowered:
+        return SIGNED
+    return None
 
 
 @dataclass(slots=True)
@@ -155,7 +162,8 @@ class ContactBuilder:
             self.redacted = True
             return
         if name == "street":
-            self.street.append(text)
+            if text not in self.street:
+                self.street.append(text)
         elif getattr(self, name) is None:
             setattr(self, name, text)
 
@@ -253,29 +261,3 @@ class Builder:
         if self.not_found and not parsed.has_data():
             return Parsed(registered=False, domain=self.domain, warnings=parsed.warnings)
         return replace(parsed, registered=True) if parsed.has_data() else parsed
-
-
-def sections(text: str) -> list[tuple[str, list[str]]]:
-    """Indented section layouts (Nominet, EURid, .be, .nl): ``Header:`` then deeper lines.
-
-    Returns (lower-case header without the colon, its stripped content lines). Top-level
-    ``Key: value`` lines become a one-line section of their own, header ``""``.
-    """
-    out: list[tuple[str, list[str]]] = []
-    header_indent = -1
-    for line in text.splitlines():
-        stripped = line.strip()
-        if not stripped or stripped.startswith(_COMMENT_PREFIXES):
-            if not stripped:
-                header_indent = -1
-            continue
-        indent = len(line) - len(line.lstrip())
-        if out and header_indent >= 0 and indent > header_indent:
-            out[-1][1].append(stripped)
-        elif stripped.endswith(":") and ": " not in stripped:
-            out.append((" ".join(stripped[:-1].lower().split()), []))
-            header_indent = indent
-        else:
-            out.append(("", [stripped]))
-            header_indent = -1
-    return out

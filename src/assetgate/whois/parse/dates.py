@@ -4,7 +4,9 @@ Seen in registry answers: ``1997-09-15T04:00:00Z``, ``2019-09-09T15:39:04.000+00
 ``1997-09-15T07:00:00-0700`` (registrar side), ``2001/02/07`` and ``2025/03/01 01:05:03 (JST)``
 (JPRS), ``11-Jun-2014`` (Nominet), ``30.6.2006 12:00:00`` (Ficora, FRED), ``19990221 #12345``
 (registro.br), ``2024.01.02 13:14:15`` (NASK), ``2003-09-02 19:00:00 (GMT+0:00)`` (.kz),
-``Tue Jun 11 10:00:00 GMT 2014`` (ctime). A stated zone is honoured; a date or time with no
+``Tue Jun 11 10:00:00 GMT 2014`` (ctime), ``30th April 2003 at 00:00:00.000`` (Island Networks),
+``January 18 2000`` (ISNIC), ``27-July-1999`` (IEDR), ``01/15/2015`` month first (Freenom, through
+``month_first``). A stated zone is honoured; a date or time with no
 zone is taken as UTC, as the research note decides (never guess a registry's local zone).
 Anything else gives ``None``; the caller adds an ``unparsed_date`` warning, never a 500.
 """
@@ -48,7 +50,7 @@ _DATE_PATTERNS: Final = tuple(
     for p in (
         r"(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})(?!\d)",
         r"(?<!\d)(?P<d>\d{1,2})[-/.](?P<m>\d{1,2})[-/.](?P<y>\d{4})",
-        r"(?<!\d)(?P<d>\d{1,2})[-\s/]" + _MONTH + r"[-\s/,]+(?P<y>\d{4})",
+        r"(?<!\d)(?P<d>\d{1,2})(?:st|nd|rd|th)?(?:\s+of)?[-\s/]" + _MONTH + r"[-\s/,]+(?P<y>\d{4})",
         _MONTH + r"\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?,?\s+"
         r"(?:(?P<ct>\d{1,2}:\d{2}(?::\d{2})?)(?:\s+(?P<ctz>[A-Za-z]{1,5}))?\s+)?(?P<y>\d{4})",
         r"(?P<y>\d{4})[-\s]" + _MONTH + r"[-\s](?P<d>\d{1,2})(?!\d)",
@@ -63,6 +65,14 @@ _ZONE: Final = re.compile(
     r"^\s*\(?\s*(?P<word>[A-Za-z]{1,5}(?![A-Za-z]))?\s*"
     r"(?:(?P<sign>[+-])(?P<hh>\d{1,2})(?::?(?P<mm>\d{2}))?)?"
 )
+
+
+_MONTH_FIRST: Final = re.compile(r"^\s*(\d{1,2})/(\d{1,2})/(\d{4})")
+
+
+def month_first(text: str) -> str:
+    """``01/15/2015`` (US order, as Freenom writes it) -> ``2015-01-15``; other text unchanged."""
+    return _MONTH_FIRST.sub(lambda m: f"{m[3]}-{int(m[1]):02d}-{int(m[2]):02d}", text, count=1)
 
 
 def parse_date(text: str | None) -> str | None:

@@ -12,6 +12,7 @@ import re
 from typing import Final
 
 from assetgate.whois.parse.common import Builder, key_values
+from assetgate.whois.record import SIGNED
 
 SECTION_ROLES: Final = {
     "holder": "registrant",
@@ -56,7 +57,7 @@ def _apply(builder: Builder, key: str, value: str) -> None:
     elif key == "nserver":
         builder.add_name_server(value)
     elif key == "dnskey" and value:
-        builder.set_dnssec("signedDelegation")
+        builder.set_dnssec(SIGNED)
     elif key == "status":
         if value.lower() == "free":
             builder.not_found = True

@@ -4,6 +4,8 @@ Name............:`` (.kz) (pure).
 Labels are padded with dots up to a column; sections are introduced by a bare line
 (``Holder``, ``Registrar``, ``Organization Using Domain Name``, ``Administrative
 Contact/Agent``) and decide whose ``name``/``address``/``phone`` the following lines are.
+Traficom (.fi) writes the postal code and the city as further ``address`` lines, so a
+contact's address lines go through ``split_address`` (street lines, then code and city).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from assetgate.whois.parse.blocks import split_address
 from assetgate.whois.parse.common import Builder
 from assetgate.whois.parse.icann import apply_pair
 
@@ -28,8 +31,8 @@ CONTACT_FIELDS: Final = {
     "name": "name",
     "organization name": "organization",
     "organization": "organization",
-    "address": "street",
-    "street address": "street",
+    "address": "address",
+    "street address": "address",
     "postal": "postal_code",
     "postal code": "postal_code",
     "city": "city",
@@ -64,6 +67,7 @@ DOMAIN_FIELDS: Final = {
 def parse_dotted(text: str) -> Builder:
     builder = Builder()
     section: str | None = None
+    addresses: dict[str, list[str]] = {}
     for line in text.splitlines():
         stripped = line.strip()
         if not stripped or stripped.startswith(("%", "#")):
@@ -74,11 +78,22 @@ def parse_dotted(text: str) -> Builder:
             continue
         key, value = " ".join(match[1].lower().split()), match[2]
         if section in ("registrant", "admin", "tech", "billing") and key in CONTACT_FIELDS:
-            builder.contact(section).set(CONTACT_FIELDS[key], value)
+            if CONTACT_FIELDS[key] == "address":
+                addresses.setdefault(section, []).append(value)
+            else:
+                builder.contact(section).set(CONTACT_FIELDS[key], value)
         elif section == "registrar" and key in ("registrar", "name", "www", "website"):
             builder.set_registrar("name" if key in ("registrar", "name") else "url", value)
         else:
             _apply(builder, key, value)
+    for role, lines in addresses.items():
+        contact, address = builder.contact(role), split_address(lines)
+        for street in address.street:
+            contact.set("street", street)
+        contact.set("postal_code", address.postal_code)
+        contact.set("city", address.city)
+        for line in address.after:
+            contact.set("street", line)
     return builder
 
 

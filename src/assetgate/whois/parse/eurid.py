@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from assetgate.whois.parse.common import Builder, is_placeholder, sections
+from assetgate.whois.parse.blocks import sections
+from assetgate.whois.parse.common import Builder, is_placeholder
+from assetgate.whois.record import SIGNED
 
 CONTACT_SECTIONS: Final = {"registrant": "registrant", "technical": "tech", "billing": "billing"}
 CONTACT_FIELDS: Final = {
@@ -45,7 +47,7 @@ def parse_eurid(text: str) -> Builder:
             for line in lines:
                 builder.add_name_server(line)
         elif header == "keys" and lines:
-            builder.set_dnssec("signedDelegation")
+            builder.set_dnssec(SIGNED)
     return builder
 
 

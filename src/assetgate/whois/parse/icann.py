@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Final
 
 from assetgate.whois.parse.common import Builder, key_values
+from assetgate.whois.record import SIGNED
 
 DOMAIN_KEYS: Final = frozenset({"domain name", "domain", "domainname", "domain_name"})
 REGISTRAR_KEYS: Final = {
@@ -53,6 +54,7 @@ DATE_KEYS: Final = {
     "changed": "updated",
     "domain last updated date": "updated",
     "registry expiry date": "expires",
+    "expiration time": "expires",
     "registry expiration date": "expires",
     "registrar registration expiration date": "expires",
     "expiration date": "expires",
@@ -147,7 +149,7 @@ def apply_pair(builder: Builder, key: str, value: str) -> bool:
         builder.set_dnssec(value)
     elif key in KEY_MATERIAL_KEYS:
         if value:  # key material published: the delegation is signed
-            builder.set_dnssec("signedDelegation")
+            builder.set_dnssec(SIGNED)
     else:
         return _apply_contact(builder, key, value)
     return True

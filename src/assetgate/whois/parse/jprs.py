@@ -15,6 +15,7 @@ import re
 from typing import Final
 
 from assetgate.whois.parse.common import Builder
+from assetgate.whois.record import SIGNED
 
 _LINE: Final = re.compile(r"^\s*(?:[a-z]\.\s*)?\[([^\]\[]{1,40})\]\s*(.*?)\s*$")
 _STATE_DATE: Final = re.compile(r"^(.*?)\s*\((\d{4}/\d{1,2}/\d{1,2})\)\s*$")
@@ -88,7 +89,7 @@ def _apply(builder: Builder, target: str, value: str) -> None:
         builder.add_name_server(value)
     elif target == "dnskey":
         if value:
-            builder.set_dnssec("signedDelegation")
+            builder.set_dnssec(SIGNED)
     elif target in ("created", "expires", "updated"):
         builder.set_date(target, value)
     elif target == "state":

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from assetgate.whois.parse.common import Builder, sections
+from assetgate.whois.parse.blocks import sections
+from assetgate.whois.parse.common import Builder
 
 DATE_LABELS: Final = {
     "registered on": "created",

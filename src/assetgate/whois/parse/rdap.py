@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from assetgate.whois.parse.common import EPP_STATUSES, Builder, ContactBuilder
-from assetgate.whois.record import Parsed
+from assetgate.whois.record import SIGNED, UNSIGNED, Parsed
 
 EVENT_DATES: Final = {"registration": "created", "expiration": "expires", "last changed": "updated"}
 CONTACT_ROLES: Final = {
@@ -50,7 +50,7 @@ def parse_rdap(doc: object) -> Parsed:
         builder.add_name_server(_str(server.get("ldhName")) or _str(server.get("unicodeName")))
     secure = doc.get("secureDNS")
     if isinstance(secure, dict) and isinstance(secure.get("delegationSigned"), bool):
-        builder.set_dnssec("signedDelegation" if secure["delegationSigned"] else "unsigned")
+        builder.set_dnssec(SIGNED if secure["delegationSigned"] else UNSIGNED)
     if _str(doc.get("port43")):
         builder.set_registrar("whois_server", _str(doc.get("port43")))
     for entity in _walk_entities(doc.get("entities"), depth=0):

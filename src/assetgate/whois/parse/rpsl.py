@@ -10,13 +10,13 @@ the name servers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final
 
+from assetgate.whois.parse.blocks import HANDLE_KEYS, Block, handle_index, norm_key, split_address
 from assetgate.whois.parse.common import Builder, is_placeholder
 from assetgate.whois.parse.icann import apply_pair
-
-Block = list[tuple[str, str]]
+from assetgate.whois.record import SIGNED
 
 HANDLE_ROLES: Final = {
     "holder-c": "registrant",
@@ -27,8 +27,8 @@ HANDLE_ROLES: Final = {
     "tech-c": "tech",
     "billing-c": "billing",
     "zone-c": "tech",
+    "holder": "registrant",
 }
-HANDLE_KEYS: Final = ("nic-hdl", "nic-hdl-br", "contact", "handle")
 DOMAIN_CONTACT_KEYS: Final = {
     "org": "organization",
     "person": "name",
@@ -38,6 +38,7 @@ DOMAIN_CONTACT_KEYS: Final = {
 CONTACT_KEYS: Final = {
     "contact": "name",
     "person": "name",
+    "role": "name",
     "name": "name",
     "org": "organization",
     "organization": "organization",
@@ -48,7 +49,18 @@ CONTACT_KEYS: Final = {
     "e-mail": "email",
     "email": "email",
 }
-DOMAIN_EXTRA_DATES: Final = {"last-update": "updated", "free-date": "", "registered": "created"}
+DOMAIN_EXTRA_DATES: Final = {
+    "last-update": "updated",
+    "last-updated": "updated",
+    "free-date": "",
+    "registered": "created",
+    "registration": "created",
+    "expire-date": "expires",
+    "renewal": "expires",
+}
+# Per-registry spellings, rewritten to the keys above before the rules run.
+IEDR_KEYS: Final = {"account": "registrar", "descr": "owner", "ren-status": "status"}
+IRNIC_REMARKS: Final = {"(domain holder)": "owner", "(domain holder address)": "holder-address"}
 REGISTRAR_URL_KEYS: Final = ("website", "www", "url")
 KEY_MATERIAL: Final = frozenset({"dnskey", "ds-rdata", "keyset"})
 _CONTINUATION: Final = " \t+"
@@ -72,7 +84,7 @@ def split_blocks(text: str) -> list[Block]:
             current[-1] = (key, f"{value} {more}".strip())
             continue
         key, sep, value = line.partition(":")
-        key = " ".join(key.lower().split())
+        key = norm_key(key)
         if sep and 0 < len(key) <= 40 and "http" not in key:
             current.append((key, value.strip()))
     if current:
@@ -84,33 +96,67 @@ def parse_rpsl(text: str) -> Builder:
     return parse_blocks(split_blocks(text))
 
 
+def parse_iedr(text: str) -> Builder:
+    """IEDR (.ie): ``account`` is the registrar, the first ``descr`` the holder's name."""
+    return parse_blocks(rename(split_blocks(text), IEDR_KEYS))
+
+
+def parse_irnic(text: str) -> Builder:
+    """IRNIC (.ir): the holder is in ``remarks: (Domain Holder) …`` lines."""
+    blocks = [[_irnic_remark(key, value) for key, value in block] for block in split_blocks(text)]
+    return parse_blocks(blocks)
+
+
+def rename(blocks: Sequence[Block], keys: Mapping[str, str]) -> list[Block]:
+    return [[(keys.get(key, key), value) for key, value in block] for block in blocks]
+
+
+def _irnic_remark(key: str, value: str) -> tuple[str, str]:
+    if key == "remarks" and value.startswith("("):
+        label, _, rest = value.partition(")")
+        renamed = IRNIC_REMARKS.get(label.lower() + ")")
+        if renamed is not None:
+            return renamed, rest.strip()
+    return key, value
+
+
 def parse_blocks(blocks: Sequence[Block]) -> Builder:
     builder = Builder()
     handles: dict[str, list[str]] = {}
-    domain_block = next((b for b in blocks if b and b[0][0] in ("domain", "domain name")), None)
+    domain_block = next(
+        (b for b in blocks if any(k in ("domain", "domain name") for k, _ in b[:3])), None
+    )
     if domain_block is not None:
         _apply_domain_block(builder, domain_block, handles)
+    index = handle_index(b for b in blocks if b is not domain_block)
+    for handle, roles in handles.items():
+        for role in roles if handle in index else ():
+            apply_contact_block(builder, role, index[handle])
     for block in blocks:
         if block is domain_block or not block:
             continue
-        first_key, first_value = block[0]
-        if first_key in HANDLE_KEYS:
-            for role in handles.get(first_value.upper(), []):
-                apply_contact_block(builder, role, block)
-        elif first_key == "registrar":
+        if block[0][0] == "registrar":
             _apply_registrar_block(builder, block)
         for key, value in block:
             if key == "nserver":
                 builder.add_name_server(value)
             elif key in KEY_MATERIAL and value:
-                builder.set_dnssec("signedDelegation")
+                builder.set_dnssec(SIGNED)
     return builder
 
 
 def apply_contact_block(builder: Builder, role: str, block: Block) -> None:
     contact = builder.contact(role)
     organisation = any(k == "type" and v.upper().startswith("ORG") for k, v in block)
-    for key, value in block[1:]:  # the first pair is the handle itself
+    # Street lines stay as published; the code, city and country are read from them too.
+    address = split_address(v for k, v in block if k == "address")
+    contact.set("postal_code", address.postal_code)
+    contact.set("city", address.city)
+    if address.after and not any(k == "country" for k, _ in block):
+        contact.set("country", address.after[-1])
+    for position, (key, value) in enumerate(block):
+        if key in HANDLE_KEYS[:2] or (position == 0 and key in HANDLE_KEYS):
+            continue  # the handle itself, not a name
         field = CONTACT_KEYS.get(key)
         if key == "anonymous" and value.upper() in ("YES", "Y", "TRUE"):
             contact.redacted = True
@@ -129,11 +175,23 @@ def _apply_domain_block(builder: Builder, block: Block, handles: dict[str, list[
                 handles.setdefault(value.upper(), []).append(HANDLE_ROLES[key])
         elif key in DOMAIN_CONTACT_KEYS:
             builder.contact("registrant").set(DOMAIN_CONTACT_KEYS[key], value)
+        elif key == "holder-address":
+            _holder_address(builder, value)
         elif key in DOMAIN_EXTRA_DATES:
             if DOMAIN_EXTRA_DATES[key]:
                 builder.set_date(DOMAIN_EXTRA_DATES[key], value)
         elif key != "source":
             apply_pair(builder, key, value)
+
+
+def _holder_address(builder: Builder, value: str) -> None:
+    """IRNIC's one-line address: ``street, city, province, CC``."""
+    contact = builder.contact("registrant")
+    contact.set("street", value)
+    parts = [part.strip() for part in value.split(",")]
+    if len(parts) >= 4 and len(parts[-1]) == 2 and parts[-1].isalpha():
+        contact.set("city", parts[-3])
+        contact.set("country", parts[-1])
 
 
 def _apply_registrar_block(builder: Builder, block: Block) -> None:
