@@ -1,0 +1,21 @@
+"""One cache layer for every part: get-or-compute with single flight over memory, disk and Redis.
+
+Parts never build their own LRU: they receive named ``Cache`` objects built in the lifespan.
+"""
+
+from assetgate.cache.codec import Codec, CodecError, bytes_codec, dataclass_codec
+from assetgate.cache.disk import DiskTier
+from assetgate.cache.layer import FOREVER, Cache
+from assetgate.cache.shared import SharedTier, connect
+
+__all__ = [
+    "FOREVER",
+    "Cache",
+    "Codec",
+    "CodecError",
+    "DiskTier",
+    "SharedTier",
+    "bytes_codec",
+    "connect",
+    "dataclass_codec",
+]

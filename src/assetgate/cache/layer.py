@@ -1,0 +1,210 @@
+"""``Cache``: get-or-compute over the tiers, with single flight, TTL and remembered failures.
+
+Lookup order: process memory, then the local disk, then Redis; a hit in a lower tier is copied up.
+A miss is computed once however many requests ask for the same key at the same time.
+
+Cancellation and failure policy (the one policy for every user):
+
+- the computation runs in its own task; a caller that is cancelled (a client hanging up) stops
+  waiting but never cancels it for the others. Only when every caller has gone is it cancelled,
+  so a render nobody waits for is not started or finished for nothing.
+- when the computation fails, the caller that started it gets the error; the callers that were
+  waiting try again, and the first of them computes. A failure is shared only when it is
+  remembered: ``negative_ttl_s`` > 0 keeps an ``AppError`` other than 503 for that long (in this
+  process only), so a known-bad upstream object is not fetched on every request.
+- ``ttl(value)`` decides how long a value is kept (0 = not at all), so one cache can keep
+  "registered" answers for hours and "not found" for minutes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Final, Generic, TypeVar
+
+import anyio.to_thread
+
+from assetgate.cache.codec import Codec, CodecError
+from assetgate.cache.disk import DiskTier
+from assetgate.cache.entry import pack, unpack
+from assetgate.cache.memory import MemoryTier
+from assetgate.cache.shared import SharedTier
+from assetgate.errors import AppError
+from assetgate.web.metrics import Metrics
+
+T = TypeVar("T")
+FOREVER: Final = math.inf
+
+
+@dataclass(slots=True)
+class _Flight(Generic[T]):
+    task: asyncio.Task[tuple[T, bool]]
+    callers: int = 0
+
+
+class Cache(Generic[T]):
+    def __init__(
+        self,
+        name: str,
+        codec: Codec[T],
+        *,
+        memory_bytes: int,
+        ttl: Callable[[T], float] | float = FOREVER,
+        negative_ttl_s: float = 0.0,
+        disk: DiskTier | None = None,
+        shared: SharedTier | None = None,
+        metrics: Metrics | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.name = name
+        self.codec = codec
+        self.memory: MemoryTier[T] = MemoryTier(memory_bytes, clock)
+        self.disk = disk
+        self.shared = shared
+        self._ttl = ttl if callable(ttl) else (lambda _value: ttl)
+        self._negative_ttl_s = negative_ttl_s
+        self._metrics = metrics
+        self._clock = clock
+        self._failures: dict[str, tuple[float, AppError]] = {}
+        self._flights: dict[str, _Flight[T]] = {}
+
+    def __len__(self) -> int:
+        return len(self.memory)
+
+    def peek(self, key: str) -> T | None:
+        """The value if this process holds it (no I/O, no counting)."""
+        return self.memory.get(key)
+
+    async def get_or_compute(self, key: str, compute: Callable[[], Awaitable[T]]) -> tuple[T, bool]:
+        """(value, True) when it came from a tier, (value, False) when it was computed."""
+        held = self.memory.get(key)
+        if held is not None:
+            self._count("hit")
+            return held, True
+        self._raise_remembered(key)
+        while True:
+            flight = self._flights.get(key)
+            leader = flight is None
+            if flight is None:
+                flight = self._start(key, compute)
+            flight.callers += 1
+            try:
+                value, hit = await asyncio.shield(flight.task)
+            except asyncio.CancelledError:
+                if flight.task.cancelled() and not _being_cancelled():
+                    continue  # the computation was dropped, not this caller: try again
+                raise
+            except Exception:
+                if leader:
+                    raise
+                self._raise_remembered(key)
+                continue  # the leader's failure: the next waiter computes
+            finally:
+                flight.callers -= 1
+                if flight.callers == 0 and not flight.task.done():
+                    flight.task.cancel()
+            self._count("hit" if hit else "miss")
+            return value, hit
+
+    def _start(self, key: str, compute: Callable[[], Awaitable[T]]) -> _Flight[T]:
+        task = asyncio.get_running_loop().create_task(self._fill(key, compute))
+        flight: _Flight[T] = _Flight(task)
+        self._flights[key] = flight
+
+        def finished(done: asyncio.Task[tuple[T, bool]]) -> None:
+            if self._flights.get(key) is flight:
+                del self._flights[key]
+            if done.cancelled():
+                return
+            error = done.exception()
+            if isinstance(error, AppError) and error.status != 503 and self._negative_ttl_s > 0:
+                self._failures[key] = (self._clock() + self._negative_ttl_s, error)
+
+        task.add_done_callback(finished)
+        return flight
+
+    async def _fill(self, key: str, compute: Callable[[], Awaitable[T]]) -> tuple[T, bool]:
+        found = await self._lower(key)
+        if found is not None:
+            value, expires_at = found
+            self.memory.put(key, value, self.codec.weight(value), expires_at - time.time())
+            self._gauge()
+            return value, True
+        value = await compute()
+        await self.put(key, value)
+        return value, False
+
+    async def _lower(self, key: str) -> tuple[T, float] | None:
+        """(value, expiry in epoch seconds) from the disk or Redis tier."""
+        tier_key = self._tier_key(key)
+        found = None
+        if self.disk is not None:
+            found = await anyio.to_thread.run_sync(self.disk.read, tier_key)
+        if found is None and self.shared is not None:
+            data = await self.shared.get(tier_key)
+            found = unpack(data, time.time()) if data is not None else None
+        if found is None:
+            return None
+        expires_at, payload = found
+        try:
+            value = self.codec.decode(payload)
+        except CodecError:
+            return None
+        return value, expires_at or FOREVER
+
+    async def put(self, key: str, value: T) -> None:
+        """Keep ``value`` in every tier for ``ttl(value)`` (nothing when that is 0)."""
+        ttl_s = self._ttl(value)
+        if ttl_s <= 0:
+            return
+        self.memory.put(key, value, self.codec.weight(value), ttl_s)
+        if self.disk is not None or self.shared is not None:
+            expires_at = time.time() + ttl_s if math.isfinite(ttl_s) else 0.0
+            data = pack(self.codec.encode(value), expires_at)
+            if self.disk is not None:
+                await anyio.to_thread.run_sync(self.disk.write, self._tier_key(key), data)
+            if self.shared is not None:
+                await self.shared.set(self._tier_key(key), data, ttl_s)
+        self._gauge()
+
+    async def aclose(self) -> None:
+        """Cancel computations still running (app shutdown)."""
+        tasks = [flight.task for flight in self._flights.values()]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(BaseException):
+                await task
+        self.memory.clear()
+
+    def _tier_key(self, key: str) -> str:
+        return f"{self.name}:{key}"
+
+    def _raise_remembered(self, key: str) -> None:
+        failure = self._failures.get(key)
+        if failure is None:
+            return
+        if failure[0] > self._clock():
+            self._count("hit")
+            raise failure[1]
+        del self._failures[key]
+
+    def _count(self, result: str) -> None:
+        if self._metrics is not None:
+            self._metrics.cache_requests.labels(cache=self.name, result=result).inc()
+
+    def _gauge(self) -> None:
+        if self._metrics is None:
+            return
+        self._metrics.cache_bytes.labels(cache=self.name, tier="memory").set(self.memory.used_bytes)
+        if self.disk is not None:
+            self._metrics.cache_bytes.labels(cache=self.name, tier="disk").set(self.disk.used_bytes)
+
+
+def _being_cancelled() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
