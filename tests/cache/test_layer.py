@@ -1,4 +1,4 @@
-"""The cache layer in one process: single flight, cancellation, failures, TTL, byte budget, codec."""
+"""The cache layer in one process: single flight, cancellation, failures, TTL, budget, codec."""
 
 from __future__ import annotations
 

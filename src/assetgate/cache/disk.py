@@ -1,14 +1,14 @@
-"""The local-disk tier: one file per entry under a directory every worker process of a machine shares.
+"""The local-disk tier: one file per entry, in a directory every worker process of a machine shares.
 
 Files plus an atomic rename, not a library: each entry is written to ``tmp/`` and renamed into
-place, so a reader sees a whole old file or a whole new one, never a half-written one; the header of
-``entry`` (magic, expiry, length, BLAKE2b of the payload) makes a truncated or corrupt file a miss, and the
-bad file is removed. Least recently used goes first: a hit refreshes the file's mtime (at most
-once a minute) and a sweep, run by whichever process crosses an eighth of the budget in writes
-(one at a time, under an ``flock``), deletes the oldest files until the directory is at 90 % of
-its budget. A full or read-only disk only means "not cached": the error is logged once and
-writes pause for a while; nothing is ever raised to the request. The methods block: call them
-from a worker thread.
+place, so a reader sees a whole old file or a whole new one, never a half-written one; the header
+of ``entry`` (magic, expiry, length, BLAKE2b of the payload) makes a truncated or corrupt file a
+miss, and the bad file is removed. Least recently used goes first: a hit refreshes the file's
+mtime (at most once a minute) and a sweep, run by whichever process crosses an eighth of the
+budget in writes (one at a time, under an ``flock``), deletes the oldest files until the
+directory is at 90 % of its budget. A full or read-only disk only means "not cached": the error
+is logged once and writes pause for a while; nothing is ever raised to the request. The methods
+block: call them from a worker thread.
 """
 
 from __future__ import annotations

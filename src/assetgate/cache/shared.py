@@ -1,4 +1,4 @@
-"""The Redis tier: answers shared by every process and machine pointed at one ``ASSETGATE_REDIS_URL``.
+"""The Redis tier: answers shared by every process and machine using one ``ASSETGATE_REDIS_URL``.
 
 Redis is a cache here, never a dependency: any error or a slow answer is a miss (or a skipped
 write), logged once when Redis goes away and once when it is back, and for ``RETRY_AFTER_S``
