@@ -57,6 +57,7 @@ def make_settings(docroot: Path, tmp_path: Path) -> Callable[..., Settings]:
         values: dict[str, Any] = {
             "root": docroot,
             "store": tmp_path / "store",
+            "result_cache_dir": tmp_path / "results",
             "npm_registry": "http://127.0.0.1:9/",
             "library_api": "http://127.0.0.1:9",
             "library_files": "http://127.0.0.1:9/libs",

@@ -46,6 +46,7 @@ def create_app(settings: Settings) -> Starlette:
             )
             res = Resources.build(settings, http)
             stack.callback(res.gate.close)
+            stack.push_async_callback(res.aclose)
             state: dict[str, object] = {"resources": res}
             for part in PARTS:
                 state[part.name] = await stack.enter_async_context(part.lifespan(res))

@@ -6,18 +6,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import cast
+from typing import TypeVar, cast
 
 import httpx
 from starlette.requests import Request
 
+from assetgate.cache import FOREVER, Cache, Codec, DiskTier, SharedTier, connect
 from assetgate.imaging.limits import DecodeLimits
-from assetgate.minify.cache import AssetCache
+from assetgate.minify import cache as minify_cache
+from assetgate.minify.render import Rendered
 from assetgate.settings import Settings
+from assetgate.web.fingerprint import Fingerprints
 from assetgate.web.metrics import Metrics
 from assetgate.web.ratelimit import RateLimiter
 from assetgate.web.workgate import WorkGate
+
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -26,21 +32,66 @@ class Resources:
     http: httpx.AsyncClient
     gate: WorkGate
     limiter: RateLimiter
-    assets: AssetCache  # minified/gzipped CSS and JS, shared by the optimizer and packages
     metrics: Metrics
     decode_limits: DecodeLimits  # what one image decode may cost, for the optimizer and convert
+    fingerprints: Fingerprints  # content hash per file identity: ETags and result-cache keys
+    shared: SharedTier | None  # Redis (ASSETGATE_REDIS_URL): one tier, so "Redis down" logs once
+    results: DiskTier | None  # the result cache's directory; None when turned off
+    assets: Cache[Rendered]  # minified/gzipped CSS and JS, shared by the optimizer and packages
 
     @classmethod
     def build(cls, settings: Settings, http: httpx.AsyncClient) -> Resources:
+        metrics = Metrics.build()
+        results = None
+        if settings.result_cache_bytes > 0:
+            results = DiskTier(settings.result_cache_dir, settings.result_cache_bytes)
         return cls(
             settings=settings,
             http=http,
             gate=WorkGate(settings.render_workers, settings.render_queue),
             limiter=RateLimiter.from_settings(settings),
-            assets=AssetCache(settings.asset_cache_bytes),
-            metrics=Metrics.build(),
+            metrics=metrics,
             decode_limits=DecodeLimits.from_settings(settings),
+            fingerprints=Fingerprints(),
+            shared=SharedTier(connect(settings.redis_url)) if settings.redis_url else None,
+            results=results,
+            assets=Cache(
+                minify_cache.NAME,
+                minify_cache.RENDERED,
+                memory_bytes=settings.asset_cache_bytes,
+                disk=results,
+                metrics=metrics,
+            decode_limits=DecodeLimits.from_settings(settings),
+            ),
         )
+
+    def cache(
+        self,
+        name: str,
+        codec: Codec[T],
+        *,
+        memory_bytes: int,
+        ttl: Callable[[T], float] | float = FOREVER,
+        negative_ttl_s: float = 0.0,
+        on_disk: bool = False,
+        shared: bool = False,
+    ) -> Cache[T]:
+        """A named cache for a part, over the result-cache disk and Redis (when configured)."""
+        return Cache(
+            name,
+            codec,
+            memory_bytes=memory_bytes,
+            ttl=ttl,
+            negative_ttl_s=negative_ttl_s,
+            disk=self.results if on_disk else None,
+            shared=self.shared if shared else None,
+            metrics=self.metrics,
+        )
+
+    async def aclose(self) -> None:
+        await self.assets.aclose()
+        if self.shared is not None:
+            await self.shared.client.aclose()
 
 
 def resources(request: Request) -> Resources:

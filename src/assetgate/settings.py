@@ -17,9 +17,16 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 DEMO_ROOT = Path(__file__).parent / "demo"
 
 
+def _cache_home() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")) / "assetgate"
+
+
 def _default_store() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "assetgate" / "packages"
+    return _cache_home() / "packages"
+
+
+def _default_results() -> Path:
+    return _cache_home() / "results"
 
 
 def _split_csv(value: object) -> object:
@@ -90,6 +97,9 @@ class Settings(BaseSettings):
 
     # --- caches and shared state (Redis) -------------------------------------------------------
     redis_url: str | None = None
+    result_cache_dir: Path = Field(default_factory=_default_results)
+    result_cache_bytes: int = Field(default=1024 * 1024 * 1024, ge=0)
+    result_cache_memory_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
 
     # --- observability: metrics, logs, health, shutdown ---------------------------------------
 

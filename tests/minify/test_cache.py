@@ -1,101 +1,54 @@
+"""Rendered CSS/JS in the result cache: stored bytes round-trip, and a restart answers from disk."""
+
 from __future__ import annotations
 
-import anyio
+import os
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 
-from assetgate.minify.cache import AssetCache
+from assetgate.cache import CodecError
+from assetgate.minify.cache import RENDERED
+from assetgate.minify.minifiers import minify_css
 from assetgate.minify.render import Rendered
+from assetgate.settings import Settings
+from tests.conftest import app_client
 
 pytestmark = pytest.mark.anyio
 
-
-def entry(size: int) -> Rendered:
-    return Rendered(b"x" * size, "identity", size, False)
+CSS = b"/* drop */\n.a  >  .b { margin : 1px ; }\n" * 40
 
 
-OVERHEAD = entry(0).weight
+def test_rendered_round_trips_and_bad_bytes_are_refused() -> None:
+    for value in (
+        Rendered(b"\x1f\x8b\nbody\nwith newlines", "gzip", 1234, False),
+        Rendered(b"", "identity", 0, True),
+    ):
+        assert RENDERED.decode(RENDERED.encode(value)) == value
+    with pytest.raises(CodecError):
+        RENDERED.decode(b'{"encoding": "br", "original": 1, "same": false}\nx')
+    with pytest.raises(CodecError):
+        RENDERED.decode(b"garbage")
 
 
-def test_lru_evicts_least_recently_used_within_the_budget() -> None:
-    cache = AssetCache(3 * (100 + OVERHEAD))
-    for key in "abc":
-        cache.put(key, entry(100))
-    assert cache.get("a") is not None  # a is now the most recent
-    cache.put("d", entry(100))
-    assert cache.get("b") is None
-    assert [cache.get(k) is not None for k in "acd"] == [True, True, True]
-    assert cache.used_bytes == 3 * (100 + OVERHEAD)
-    assert len(cache) == 3
-
-
-def test_entry_larger_than_the_budget_is_not_kept() -> None:
-    cache = AssetCache(1000)
-    cache.put("small", entry(10))
-    cache.put("huge", entry(5000))
-    assert cache.get("huge") is None
-    assert cache.get("small") is not None
-
-
-def test_zero_budget_keeps_nothing_and_replacing_a_key_recounts() -> None:
-    assert len(_put(AssetCache(0), "a", 1)) == 0
-    cache = _put(_put(AssetCache(10_000), "a", 100), "a", 300)
-    assert cache.used_bytes == 300 + OVERHEAD
-    assert len(cache) == 1
-
-
-def _put(cache: AssetCache, key: str, size: int) -> AssetCache:
-    cache.put(key, entry(size))
-    return cache
-
-
-async def test_concurrent_misses_render_once() -> None:
-    cache = AssetCache(0)  # even when nothing can be kept, waiters share the one result
-    calls = 0
-
-    async def render() -> Rendered:
-        nonlocal calls
-        calls += 1
-        await anyio.sleep(0.05)
-        return entry(10)
-
-    results: list[Rendered] = []
-
-    async def ask() -> None:
-        results.append(await cache.get_or_render("k", render))
-
-    async with anyio.create_task_group() as tg:
-        for _ in range(5):
-            tg.start_soon(ask)
-    assert calls == 1
-    assert len(results) == 5
-    assert all(r is results[0] for r in results)
-
-
-async def test_a_failed_render_lets_the_next_waiter_try() -> None:
-    cache = AssetCache(10_000)
-    attempts = 0
-
-    async def render() -> Rendered:
-        nonlocal attempts
-        attempts += 1
-        await anyio.sleep(0.02)
-        if attempts == 1:
-            raise RuntimeError("boom")
-        return entry(1)
-
-    outcomes: list[object] = []
-
-    async def ask() -> None:
-        try:
-            outcomes.append(await cache.get_or_render("k", render))
-        except RuntimeError as exc:
-            outcomes.append(str(exc))
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(ask)
-        await anyio.sleep(0.005)
-        tg.start_soon(ask)
-    assert outcomes[0] == "boom"
-    assert isinstance(outcomes[1], Rendered)
-    assert attempts == 2
-    assert cache.get("k") is outcomes[1]
+async def test_a_restarted_app_answers_from_the_disk_and_a_rewrite_is_never_served_stale(
+    make_settings: Callable[..., Settings], docroot: Path
+) -> None:
+    source = docroot / "x.css"
+    source.write_bytes(CSS)
+    settings = make_settings()
+    url, accept = "/x.css?min=1", {"Accept-Encoding": "identity"}
+    async with app_client(settings) as client:
+        first = await client.get(url, headers=accept)
+    async with app_client(settings) as client:  # a new process's memory is empty
+        second = await client.get(url, headers=accept)
+        assert (first.headers["x-asset-cache"], second.headers["x-asset-cache"]) == ("miss", "hit")
+        assert second.content == first.content == minify_css(CSS)
+        before = source.stat()
+        source.write_bytes(CSS.replace(b"1px", b"2px"))  # same size ...
+        os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns))  # ... and same mtime
+        third = await client.get(url, headers=accept)
+    assert third.headers["x-asset-cache"] == "miss"
+    assert b"margin:2px" in third.content
+    assert third.headers["etag"] != first.headers["etag"]

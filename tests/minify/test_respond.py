@@ -19,10 +19,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from assetgate.cache import Cache
 from assetgate.errors import AppError
-from assetgate.minify.cache import AssetCache
+from assetgate.minify.cache import RENDERED
 from assetgate.minify.minifiers import minify_css, minify_js
+from assetgate.minify.render import Rendered
 from assetgate.minify.respond import asset_response, is_asset
+from assetgate.web.fingerprint import Fingerprints
 from assetgate.web.paths import resolve_under
 from assetgate.web.responses import on_app_error
 from assetgate.web.workgate import WorkGate
@@ -41,7 +44,7 @@ PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01"
 class Harness:
     client: httpx.AsyncClient
     root: Path
-    cache: AssetCache
+    cache: Cache[Rendered]
     gate: WorkGate
 
     def write(self, name: str, data: bytes) -> Path:
@@ -51,7 +54,9 @@ class Harness:
         return path
 
 
-def make_app(root: Path, gate: WorkGate, cache: AssetCache, max_bytes: int) -> Starlette:
+def make_app(root: Path, gate: WorkGate, cache: Cache[Rendered], max_bytes: int) -> Starlette:
+    fingerprints = Fingerprints()
+
     async def serve(request: Request) -> Response:
         found = resolve_under(root, request.path_params["path"])
         if found is None or not is_asset(found.path):
@@ -62,6 +67,7 @@ def make_app(root: Path, gate: WorkGate, cache: AssetCache, max_bytes: int) -> S
             source_stat=found.stat,
             gate=gate,
             cache=cache,
+            fingerprints=fingerprints,
             cache_control="public, max-age=60",
             max_bytes=max_bytes,
             extra_headers={"Access-Control-Allow-Origin": "*"},
@@ -82,7 +88,10 @@ async def harness(tmp_path: Path) -> AsyncIterator[Harness]:
 class make_harness:
     def __init__(self, root: Path, *, max_bytes: int = 1_000_000, workers: int = 2, queue: int = 8):
         self.root, self.max_bytes = root, max_bytes
-        self.gate, self.cache = WorkGate(workers, queue), AssetCache(1_000_000)
+        self.gate, self.cache = (
+            WorkGate(workers, queue),
+            Cache("assets", RENDERED, memory_bytes=1_000_000),
+        )
 
     async def __aenter__(self) -> Harness:
         app = make_app(self.root, self.gate, self.cache, self.max_bytes)
@@ -184,7 +193,7 @@ async def test_compress_1_without_gzip_acceptance_is_identity(
 async def test_gzip_bytes_are_deterministic(harness: Harness) -> None:
     harness.write("a.js", JS * 20)
     first = await harness.client.get("/a.js?compress=1", headers={"Accept-Encoding": "gzip"})
-    harness.cache.clear()
+    harness.cache.memory.clear()
     second = await harness.client.get("/a.js?compress=1", headers={"Accept-Encoding": "gzip"})
     assert second.headers["x-asset-cache"] == "miss"
     assert first.headers["etag"] == second.headers["etag"]
@@ -236,6 +245,9 @@ async def test_etag_depends_on_flags_encoding_and_file(harness: Harness) -> None
     assert await etag("?compress=1") == tags["plain"]  # no gzip accepted: the same bytes
     stat = path.stat()
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    assert await etag("?min=1") == tags["min"]  # the tag names the content, not the mtime
+    path.write_bytes(JS.replace(b"add", b"sum"))  # same size, new content
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # and its old mtime back
     assert await etag("?min=1") != tags["min"]
 
 

@@ -1,86 +1,36 @@
-"""In-memory LRU of rendered assets with a byte budget, keyed by the response's ETag.
+"""How a rendered CSS/JS answer is kept by the cache layer: its bytes on disk, keyed by its ETag.
 
-The ETag already names everything that decides the bytes (file, size, mtime, transformation,
-encoding, engine version), so it is the natural key: a changed file gets a new key and its old
-entries simply age out. One process-wide instance lives in ``Resources``; it is only touched from
-the event loop, so it needs no lock. ``get_or_render`` also makes concurrent misses for one key
-wait for a single render instead of each burning a CPU slot on the same work.
+The ETag already names everything that decides the bytes (the file's content fingerprint, the
+transformation, the encoding, the engine versions), so it is the key: a changed file gets a new
+key and its old entries age out of the result cache's disk budget.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+import json
+from typing import Final
 
-import anyio
-
+from assetgate.cache import Codec, CodecError
 from assetgate.minify.render import Rendered
 
-
-class AssetCache:
-    def __init__(self, budget_bytes: int) -> None:
-        self.budget_bytes = budget_bytes
-        self.used_bytes = 0
-        self.hits = 0
-        self.misses = 0
-        self._entries: OrderedDict[str, Rendered] = OrderedDict()
-        self._pending: dict[str, _Flight] = {}
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def get(self, key: str) -> Rendered | None:
-        entry = self._entries.get(key)
-        if entry is None:
-            self.misses += 1
-            return None
-        self._entries.move_to_end(key)
-        self.hits += 1
-        return entry
-
-    def put(self, key: str, entry: Rendered) -> None:
-        """Store ``entry`` unless it alone exceeds the budget; evict least recently used."""
-        old = self._entries.pop(key, None)
-        if old is not None:
-            self.used_bytes -= old.weight
-        if entry.weight > self.budget_bytes:
-            return
-        self._entries[key] = entry
-        self.used_bytes += entry.weight
-        while self.used_bytes > self.budget_bytes:
-            _, evicted = self._entries.popitem(last=False)
-            self.used_bytes -= evicted.weight
-
-    def clear(self) -> None:
-        self._entries.clear()
-        self.used_bytes = 0
-
-    async def get_or_render(self, key: str, render: Callable[[], Awaitable[Rendered]]) -> Rendered:
-        """The cached entry for ``key``, rendering it once however many requests ask at once.
-
-        Waiters get the leader's result even when it was too large to keep; if the leader
-        failed, the next waiter renders.
-        """
-        while (flight := self._pending.get(key)) is not None:
-            await flight.done.wait()
-            if flight.result is not None:
-                return flight.result
-        entry = self.get(key)
-        if entry is not None:
-            return entry
-        flight = self._pending[key] = _Flight()
-        try:
-            flight.result = await render()
-            self.put(key, flight.result)
-            return flight.result
-        finally:
-            del self._pending[key]
-            flight.done.set()
+NAME: Final = "assets"
 
 
-class _Flight:
-    __slots__ = ("done", "result")
+def _encode(value: Rendered) -> bytes:
+    meta = {"encoding": value.encoding, "original": value.original_size, "same": value.unchanged}
+    return json.dumps(meta).encode() + b"\n" + value.body
 
-    def __init__(self) -> None:
-        self.done = anyio.Event()
-        self.result: Rendered | None = None
+
+def _decode(data: bytes) -> Rendered:
+    head, _, body = data.partition(b"\n")
+    try:
+        meta = json.loads(head)
+        encoding = meta["encoding"]
+        if encoding not in ("identity", "gzip"):
+            raise CodecError(f"unknown encoding {encoding!r}")
+        return Rendered(body, encoding, int(meta["original"]), bool(meta["same"]))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise CodecError(f"not a stored asset: {exc}") from exc
+
+
+RENDERED: Final[Codec[Rendered]] = Codec(_encode, _decode, lambda value: value.weight)

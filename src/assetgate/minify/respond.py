@@ -7,7 +7,7 @@ owns everything after that, in the order of a cheap request first:
 1. flags (400 naming a bad ``min``/``compress``/``safe``), one ``stat``, a sniff of the first bytes
    (binary → 415);
 2. the plan (transformation and encoding, from the flags and ``Accept-Encoding``), the ETag over
-   the file, its size and mtime and the plan → 304 before any work;
+   the file's content fingerprint and the plan → 304 before any work;
 3. nothing asked → the file itself (``X-Optimizer-Status: passthrough``);
 4. otherwise the cached rendering, or one render through the CPU gate, then the headers.
 """
@@ -26,12 +26,13 @@ import rjsmin
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 
+from assetgate.cache import Cache
 from assetgate.errors import AppError
-from assetgate.minify.cache import AssetCache
 from assetgate.minify.render import Rendered, render_file
 from assetgate.minify.sniff import SNIFF_BYTES, looks_binary
 from assetgate.minify.spec import MEDIA_TYPES, kind_of, make_plan, parse_asset_spec
 from assetgate.web.caching import make_etag, request_is_not_modified, validator_headers
+from assetgate.web.fingerprint import Fingerprints
 from assetgate.web.savings import savings_headers
 from assetgate.web.workgate import WorkGate
 
@@ -69,7 +70,8 @@ async def asset_response(
     *,
     source_stat: os.stat_result | None = None,
     gate: WorkGate,
-    cache: AssetCache,
+    cache: Cache[Rendered],
+    fingerprints: Fingerprints,
     cache_control: str,
     max_bytes: int,
     extra_headers: Mapping[str, str] | None = None,
@@ -96,9 +98,11 @@ async def asset_response(
         log.info(
             "asset served unminified: %s bytes is over the %s byte cap", info.st_size, max_bytes
         )
-    etag = make_etag(
-        ENGINE_VERSION, str(source), info.st_size, info.st_mtime_ns, plan.transform, plan.encoding
-    )
+    try:
+        content = await fingerprints.of(source, info)
+    except OSError as exc:
+        raise AppError.not_found() from exc
+    etag = make_etag(ENGINE_VERSION, content or str(info), plan.transform, plan.encoding)
     headers = {
         **(extra_headers or {}),
         **validator_headers(etag, info.st_mtime, cache_control),
@@ -122,10 +126,12 @@ async def asset_response(
             )
         return rendered
 
-    hits_before = cache.hits
-    rendered = await cache.get_or_render(etag, render)
+    if content is None:  # the file is being rewritten: answer, but keep nothing
+        rendered, hit = await render(), False
+    else:
+        rendered, hit = await cache.get_or_compute(etag, render)
     headers.update(_result_headers(rendered))
-    headers["X-Asset-Cache"] = "hit" if cache.hits > hits_before else "miss"
+    headers["X-Asset-Cache"] = "hit" if hit else "miss"
     body = b"" if request.method == "HEAD" else rendered.body
     headers["Content-Length"] = str(len(rendered.body))
     return Response(body, headers=headers, media_type=media_type)

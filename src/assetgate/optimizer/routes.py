@@ -101,6 +101,7 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
             source_stat=info,
             gate=res.gate,
             cache=res.assets,
+            fingerprints=res.fingerprints,
             cache_control=res.settings.cache_control,
             max_bytes=res.settings.asset_max_bytes,
             extra_headers=state.cors,
