@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -185,3 +187,77 @@ def redis_server(free_port: Callable[[], int], tmp_path: Path) -> Iterator[Redis
         yield server
     finally:
         server.stop()
+
+
+# --- the real command line ----------------------------------------------------------------------
+
+
+class ServeProcess:
+    """``assetgate serve`` in a child process on a loopback port, configured only by ``env``."""
+
+    def __init__(self, port: int, env: dict[str, str]) -> None:
+        self.port = port
+        self.base = f"http://127.0.0.1:{port}"
+        clean = {k: v for k, v in os.environ.items() if not k.startswith("ASSETGATE_")}
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "assetgate",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+            ],
+            env={**clean, **env},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        deadline = time.monotonic() + 30
+        while True:
+            if self.process.poll() is not None:
+                stderr = self.process.stderr.read().decode() if self.process.stderr else ""
+                raise RuntimeError(f"assetgate serve exited: {stderr}")
+            try:
+                if httpx.get(f"{self.base}/healthz", timeout=1).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("assetgate serve did not come up")
+            time.sleep(0.1)
+
+    def stop(self) -> None:
+        self.process.send_signal(signal.SIGINT)
+        try:
+            self.process.wait(timeout=20)
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+                self.process.wait()
+            if self.process.stderr:
+                self.process.stderr.close()
+
+
+@pytest.fixture
+def serve_cli(
+    free_port: Callable[[], int], tmp_path: Path
+) -> Iterator[Callable[[dict[str, str]], ServeProcess]]:
+    """Start ``assetgate serve`` processes (caches under ``tmp_path`` unless ``env`` says where);
+    every one still running is stopped afterwards."""
+    started: list[ServeProcess] = []
+    private = {
+        "ASSETGATE_STORE": str(tmp_path / "store"),
+        "ASSETGATE_RESULT_CACHE_DIR": str(tmp_path / "results"),
+    }
+
+    def start(env: dict[str, str]) -> ServeProcess:
+        started.append(ServeProcess(free_port(), {**private, **env}))
+        return started[-1]
+
+    yield start
+    for server in started:
+        if server.process.poll() is None:
+            server.stop()

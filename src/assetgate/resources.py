@@ -61,7 +61,6 @@ class Resources:
                 memory_bytes=settings.asset_cache_bytes,
                 disk=results,
                 metrics=metrics,
-            decode_limits=DecodeLimits.from_settings(settings),
             ),
         )
 

@@ -2,53 +2,20 @@
 
 from __future__ import annotations
 
-import os
-import signal
 import socket
-import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import httpx
 import pytest
 import pyvips
 
 from assetgate.imaging.formats import sniff
+from tests.conftest import ServeProcess
 
 
 @pytest.fixture
-def served(free_port: Callable[[], int], tmp_path: object) -> Iterator[str]:
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSETGATE_")}
-    env["ASSETGATE_RATE_LIMIT"] = "2/1 minute"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "assetgate", "serve", "--host", "127.0.0.1", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
-        try:
-            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        assert time.monotonic() < deadline, "assetgate serve did not come up"
-        time.sleep(0.1)
-    yield base
-    process.send_signal(signal.SIGINT)
-    try:
-        process.wait(timeout=20)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        if process.stderr:
-            process.stderr.close()
+def served(serve_cli: Callable[[dict[str, str]], ServeProcess]) -> str:
+    return serve_cli({"ASSETGATE_RATE_LIMIT": "2/1 minute"}).base
 
 
 def raw_get(base: str, target: str) -> bytes:

@@ -100,5 +100,22 @@ def _build(hint: Any, data: Any) -> Any:
     return data
 
 
+def join_head(head: Mapping[str, object], body: bytes) -> bytes:
+    """A rendered answer's small JSON description, a newline, then its bytes as they are."""
+    return json.dumps(head, separators=(",", ":")).encode() + b"\n" + body
+
+
+def split_head(data: bytes) -> tuple[dict[str, Any], bytes]:
+    """The inverse of ``join_head``; CodecError when the description is not a JSON object."""
+    head, _, body = data.partition(b"\n")
+    try:
+        meta = json.loads(head)
+    except ValueError as exc:
+        raise CodecError(f"no stored description: {exc}") from exc
+    if not isinstance(meta, dict):
+        raise CodecError("no stored description")
+    return meta, body
+
+
 def bytes_codec() -> Codec[bytes]:
     return Codec(lambda value: value, lambda data: data, len)

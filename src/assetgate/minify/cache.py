@@ -7,27 +7,26 @@ key and its old entries age out of the result cache's disk budget.
 
 from __future__ import annotations
 
-import json
 from typing import Final
 
 from assetgate.cache import Codec, CodecError
+from assetgate.cache.codec import join_head, split_head
 from assetgate.minify.render import Rendered
 
 NAME: Final = "assets"
 
 
 def _encode(value: Rendered) -> bytes:
-    meta = {"encoding": value.encoding, "original": value.original_size, "same": value.unchanged}
-    return json.dumps(meta).encode() + b"\n" + value.body
+    head = {"encoding": value.encoding, "original": value.original_size, "same": value.unchanged}
+    return join_head(head, value.body)
 
 
 def _decode(data: bytes) -> Rendered:
-    head, _, body = data.partition(b"\n")
+    meta, body = split_head(data)
+    encoding = meta.get("encoding")
+    if encoding not in ("identity", "gzip"):
+        raise CodecError(f"not a stored asset: encoding {encoding!r}")
     try:
-        meta = json.loads(head)
-        encoding = meta["encoding"]
-        if encoding not in ("identity", "gzip"):
-            raise CodecError(f"unknown encoding {encoding!r}")
         return Rendered(body, encoding, int(meta["original"]), bool(meta["same"]))
     except (ValueError, KeyError, TypeError) as exc:
         raise CodecError(f"not a stored asset: {exc}") from exc

@@ -18,7 +18,10 @@ _RESPONSE_HEADERS: Final[dict[str, tuple[dict[str, Any], str]]] = {
     "ETag": ({"type": "string"}, "Derived from the transformation and the source file."),
     "Last-Modified": ({"type": "string"}, "Modification time of the source file (HTTP-date)."),
     "Cache-Control": ({"type": "string"}, "Caching directive for the CDN and clients."),
-    "X-Optimizer-Cache": ({"type": "string", "enum": ["BYPASS"]}, "Present when transformed."),
+    "X-Optimizer-Cache": (
+        {"type": "string", "enum": ["HIT", "MISS", "BYPASS"]},
+        "Present when transformed: the result cache's answer (extension of spec §2.3).",
+    ),
     "X-Optimizer-Status": (
         {"type": "string", "enum": ["passthrough"]},
         "Present when no transformation was needed.",

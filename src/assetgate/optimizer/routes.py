@@ -1,11 +1,11 @@
 """HTTP edge of the optimizer: ``GET /?file=<path>&...`` and the public form ``GET /<path>?...``.
 
 The route reads like the request's data flow (DESIGN §3): method -> parameters (400) -> safe path
-(404; the gate's stat is the only one) -> ETag -> 304 before any decoding -> one job through the
-WorkGate (sniff 415, header limits 413, codecs 501, render) -> headers. CSS and JavaScript files go
-to the shared CSS/JS floor (``minify``). A public URL without any optimizer parameter is a static
-file. Every method is routed here so that anything but GET/HEAD/OPTIONS gets our 405 with
-``Allow`` (``web.http``).
+(404; the gate's stat is the only one) -> ETag (over the content fingerprint) -> 304 before any
+decoding -> the result cache (``X-Optimizer-Cache``) -> one job through the WorkGate (sniff 415,
+header limits 413, codecs 501, render) -> headers. CSS and JavaScript files go to the shared CSS/JS
+floor (``minify``). A public URL without any optimizer parameter is a static file. Every method is
+routed here so that anything but GET/HEAD/OPTIONS gets our 405 with ``Allow`` (``web.http``).
 """
 
 from __future__ import annotations
@@ -21,10 +21,12 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 
 from assetgate.budget import rate_limited
+from assetgate.cache import Cache
 from assetgate.errors import AppError
 from assetgate.imaging.formats import MEDIA_TYPES
 from assetgate.imaging.vips import engine_version
 from assetgate.minify.respond import asset_response, is_asset
+from assetgate.optimizer import results
 from assetgate.optimizer.openapi import make_paths
 from assetgate.optimizer.params import FILE_PARAM
 from assetgate.optimizer.plan import Limits, Negotiation
@@ -51,11 +53,21 @@ class OptimizerState:
     engine: str
     limits: Limits
     cors: Mapping[str, str]
+    results: Cache[Outcome] | None  # None: ASSETGATE_RESULT_CACHE_BYTES=0
 
 
 @asynccontextmanager
 async def lifespan(res: Resources) -> AsyncIterator[OptimizerState]:
     settings = res.settings
+    cache = None
+    if res.results is not None:
+        cache = res.cache(
+            results.NAME,
+            results.OUTCOME,
+            memory_bytes=settings.result_cache_memory_bytes,
+            ttl=results.keep_for,
+            on_disk=True,
+        )
     yield OptimizerState(
         # The shrink mode changes JPEG output bytes, so it is part of every image ETag.
         engine=engine_version() + ("/fast-shrink" if settings.fast_shrink else ""),
@@ -68,7 +80,10 @@ async def lifespan(res: Resources) -> AsyncIterator[OptimizerState]:
             "Access-Control-Allow-Origin": settings.cors_origin,
             "Access-Control-Expose-Headers": EXPOSED,
         },
+        results=cache,
     )
+    if cache is not None:
+        await cache.aclose()
 
 
 async def optimize_file(request: Request) -> Response:
@@ -115,13 +130,12 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
     negotiation = Negotiation.from_accept(
         request.headers.get("accept"), state.limits.decode.disabled
     )
+    try:
+        content = await res.fingerprints.of(path, info)
+    except OSError:
+        raise AppError.not_found() from None
     etag = make_etag(
-        state.engine,
-        info.st_ino,
-        info.st_size,
-        info.st_mtime_ns,
-        spec.cache_key(),
-        negotiation.bucket(spec.format),
+        state.engine, content or str(info), spec.cache_key(), negotiation.bucket(spec.format)
     )
     headers = {
         **state.cors,
@@ -132,7 +146,14 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
         headers["Vary"] = "Accept"
     if request_is_not_modified(request, etag, info.st_mtime):
         return Response(status_code=304, headers=headers)
-    outcome = await res.gate.run(process, _job(path, info, spec, negotiation, res, state))
+    job = _job(path, info, spec, negotiation, res, state)
+    if state.results is None or content is None:  # off, or the file is being rewritten
+        outcome, cache_state = await res.gate.run(process, job), "BYPASS"
+    else:
+        outcome, hit = await state.results.get_or_compute(etag, lambda: res.gate.run(process, job))
+        cache_state = "HIT" if hit else "MISS"
+    if outcome.body is not None:  # a pass-through is the file itself: no cache state (§2.3)
+        headers["X-Optimizer-Cache"] = cache_state
     return _answer(request, path, info, outcome, headers)
 
 
@@ -170,7 +191,6 @@ def _answer(
         headers["X-Optimizer-Status"] = "passthrough"
         return FileResponse(path, headers=headers, media_type=content_type, stat_result=info)
     size = len(outcome.body)
-    headers["X-Optimizer-Cache"] = "BYPASS"
     headers.update(savings_headers(info.st_size, size))
     headers["Content-Length"] = str(size)
     return Response(body_for(request, outcome.body), headers=headers, media_type=content_type)
