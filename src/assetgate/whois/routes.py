@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections import OrderedDict
+import math
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -23,6 +23,8 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from assetgate.budget import rate_limited
+from assetgate.cache import Cache, dataclass_codec
+from assetgate.cache.memory import MemoryTier
 from assetgate.errors import AppError
 from assetgate.part import Part, part_state
 from assetgate.resources import Resources
@@ -30,7 +32,6 @@ from assetgate.settings import Settings
 from assetgate.web.http import any_method
 from assetgate.web.params import read_bool
 from assetgate.whois.bootstrap import BootstrapFile
-from assetgate.whois.cache import SingleFlightCache
 from assetgate.whois.domain import PARAM, Domain, normalise_tld, parse_domain, registrable
 from assetgate.whois.lookup import Answer, Resolver
 from assetgate.whois.openapi import OPENAPI
@@ -44,27 +45,29 @@ log = logging.getLogger("assetgate.whois")
 NAME: Final = "whois"
 METHODS: Final = ("GET", "HEAD")
 RESPONSE_HEADERS: Final = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
-RENDERED_MAX_ENTRIES: Final = 1024
+ANSWERS_MEMORY_BYTES: Final = 32 * 1024 * 1024
+RENDERED_MEMORY_BYTES: Final = 8 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
 class WhoisState:
     resolver: Resolver
-    cache: SingleFlightCache[Answer]
+    cache: Cache[Answer]  # shared through Redis when ASSETGATE_REDIS_URL is set
     restricted: frozenset[str]
     private_suffix: Callable[[str], str | None]
     # JSON of cache hits, rendered once per cached answer: a hit then costs no rendering.
-    rendered: OrderedDict[int, tuple[Answer, bytes]] = field(default_factory=OrderedDict)
+    rendered: MemoryTier[tuple[Answer, bytes]] = field(
+        default_factory=lambda: MemoryTier(RENDERED_MEMORY_BYTES)
+    )
 
     def json_body(self, answer: Answer, *, cached: bool, raw: bool) -> bytes:
         if not cached or raw:
             return _json_bytes(render_record(answer, cached=cached, raw=raw))
-        entry = self.rendered.get(id(answer))
+        key = str(id(answer))
+        entry = self.rendered.get(key)
         if entry is None or entry[0] is not answer:
             entry = (answer, _json_bytes(render_record(answer, cached=True, raw=False)))
-            self.rendered[id(answer)] = entry
-            while len(self.rendered) > RENDERED_MAX_ENTRIES:
-                self.rendered.popitem(last=False)
+            self.rendered.put(key, entry, len(entry[1]), math.inf)
         return entry[1]
 
 
@@ -101,7 +104,13 @@ async def lifespan(res: Resources) -> AsyncIterator[WhoisState]:
     )
     state = WhoisState(
         resolver=resolver,
-        cache=SingleFlightCache(answer_ttl_s(settings)),
+        cache=res.cache(
+            "whois",
+            dataclass_codec(Answer),
+            memory_bytes=ANSWERS_MEMORY_BYTES,
+            ttl=answer_ttl_s(settings),
+            shared=True,
+        ),
         restricted=frozenset(normalise_tld(t) for t in settings.whois_restricted_tlds),
         private_suffix=public_suffixes().privatesuffix,
     )
@@ -141,7 +150,7 @@ def read_domain(query: QueryParams, state: WhoisState) -> Domain:
 
 async def _lookup(state: WhoisState, domain: Domain) -> tuple[Answer, bool]:
     try:
-        return await state.cache.get_or_fetch(
+        return await state.cache.get_or_compute(
             domain.ascii, functools.partial(state.resolver.lookup, domain)
         )
     except FetchError as exc:
