@@ -3,7 +3,7 @@
 Parts never build their own LRU: they receive named ``Cache`` objects built in the lifespan.
 """
 
-from assetgate.cache.codec import Codec, CodecError, bytes_codec, dataclass_codec
+from assetgate.cache.codec import Codec, CodecError, bytes_codec, dataclass_codec, memory_codec
 from assetgate.cache.disk import DiskTier
 from assetgate.cache.layer import FOREVER, Cache
 from assetgate.cache.shared import SharedTier, connect
@@ -18,4 +18,5 @@ __all__ = [
     "bytes_codec",
     "connect",
     "dataclass_codec",
+    "memory_codec",
 ]

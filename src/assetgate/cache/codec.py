@@ -117,5 +117,14 @@ def split_head(data: bytes) -> tuple[dict[str, Any], bytes]:
     return meta, body
 
 
+def memory_codec(weight: int = 1024) -> Codec[Any]:
+    """For values that never leave the process (a cache without disk or Redis tier)."""
+
+    def refuse(_data: object) -> Any:
+        raise CodecError("this cache keeps its values in process memory only")
+
+    return Codec(refuse, refuse, lambda _value: weight)
+
+
 def bytes_codec() -> Codec[bytes]:
     return Codec(lambda value: value, lambda data: data, len)

@@ -79,18 +79,24 @@ class Cache(Generic[T]):
         """The value if this process holds it (no I/O, no counting)."""
         return self.memory.get(key)
 
-    async def get_or_compute(self, key: str, compute: Callable[[], Awaitable[T]]) -> tuple[T, bool]:
-        """(value, True) when it came from a tier, (value, False) when it was computed."""
-        held = self.memory.get(key)
+    async def get_or_compute(
+        self, key: str, compute: Callable[[], Awaitable[T]], *, refresh: bool = False
+    ) -> tuple[T, bool]:
+        """(value, True) when it came from a tier, (value, False) when it was computed.
+
+        ``refresh`` skips what the tiers hold (the caller knows it is out of date) but still
+        joins a computation already running for ``key``."""
+        held = None if refresh else self.memory.get(key)
         if held is not None:
             self._count("hit")
             return held, True
-        self._raise_remembered(key)
+        if not refresh:
+            self._raise_remembered(key)
         while True:
             flight = self._flights.get(key)
             leader = flight is None
             if flight is None:
-                flight = self._start(key, compute)
+                flight = self._start(key, compute, refresh)
             flight.callers += 1
             try:
                 value, hit = await asyncio.shield(flight.task)
@@ -110,8 +116,8 @@ class Cache(Generic[T]):
             self._count("hit" if hit else "miss")
             return value, hit
 
-    def _start(self, key: str, compute: Callable[[], Awaitable[T]]) -> _Flight[T]:
-        task = asyncio.get_running_loop().create_task(self._fill(key, compute))
+    def _start(self, key: str, compute: Callable[[], Awaitable[T]], refresh: bool) -> _Flight[T]:
+        task = asyncio.get_running_loop().create_task(self._fill(key, compute, refresh))
         flight: _Flight[T] = _Flight(task)
         self._flights[key] = flight
 
@@ -127,8 +133,10 @@ class Cache(Generic[T]):
         task.add_done_callback(finished)
         return flight
 
-    async def _fill(self, key: str, compute: Callable[[], Awaitable[T]]) -> tuple[T, bool]:
-        found = await self._lower(key)
+    async def _fill(
+        self, key: str, compute: Callable[[], Awaitable[T]], refresh: bool
+    ) -> tuple[T, bool]:
+        found = None if refresh else await self._lower(key)
         if found is not None:
             value, expires_at = found
             self.memory.put(key, value, self.codec.weight(value), expires_at - time.time())

@@ -18,15 +18,15 @@ import logging
 import os
 import tempfile
 import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, TypeVar, cast
+from typing import Any, Final, TypeVar, cast
 
 import anyio.to_thread
 import httpx
 
+from assetgate.cache import Cache, dataclass_codec, memory_codec
 from assetgate.errors import AppError
 from assetgate.packages import catalogs
 from assetgate.packages.catalogs import LibraryVersion
@@ -41,6 +41,7 @@ from assetgate.packages.tarball import (
     unpack,
 )
 from assetgate.packages.versions import Packument, is_exact, resolve_version
+from assetgate.resources import Resources
 from assetgate.web.workgate import WorkGate
 
 log = logging.getLogger("assetgate.packages")
@@ -49,7 +50,7 @@ T = TypeVar("T")
 ALIAS_TTL_S: Final = 300.0
 STALE_IF_ERROR_S: Final = 24 * 3600.0
 NEGATIVE_TTL_S: Final = 60.0
-PACKUMENT_CACHE_ENTRIES: Final = 512
+PACKUMENT_MEMORY_BYTES: Final = 32 * 1024 * 1024
 DOWNLOAD_DEADLINE_S: Final = 60.0
 MAX_TARBALL_BYTES: Final = 64 * 1024 * 1024
 DEFAULT_LIMITS: Final = Limits()
@@ -61,6 +62,40 @@ class Upstreams:
     library_api: str
     library_files: str
     timeout_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class IngestCaches:
+    once: Cache[Any]  # single flight of every ingest, failures remembered for a minute
+    packuments: Cache[Packument]  # shared through Redis when configured
+    libraries: Cache[LibraryVersion]  # the library catalog's file list of a version
+
+    @classmethod
+    def build(cls, res: Resources) -> IngestCaches:
+        return cls(
+            once=res.cache(
+                "ingest", memory_codec(), memory_bytes=0, ttl=0.0, negative_ttl_s=NEGATIVE_TTL_S
+            ),
+            packuments=res.cache(
+                "packuments",
+                dataclass_codec(Packument),
+                memory_bytes=PACKUMENT_MEMORY_BYTES,
+                ttl=ALIAS_TTL_S,
+                negative_ttl_s=NEGATIVE_TTL_S,
+                shared=True,
+            ),
+            libraries=res.cache(
+                "libraries",
+                dataclass_codec(LibraryVersion),
+                memory_bytes=PACKUMENT_MEMORY_BYTES,
+                negative_ttl_s=NEGATIVE_TTL_S,
+                shared=True,
+            ),
+        )
+
+    async def aclose(self) -> None:
+        for cache in (self.once, self.packuments, self.libraries):
+            await cache.aclose()
 
 
 def _upstream_failure(exc: AppError, what: str) -> AppError:
@@ -76,6 +111,7 @@ class Packages:
         http: httpx.AsyncClient,
         gate: WorkGate,
         upstreams: Upstreams,
+        caches: IngestCaches,
         limits: Limits = DEFAULT_LIMITS,
         max_tarball_bytes: int = MAX_TARBALL_BYTES,
     ) -> None:
@@ -85,33 +121,12 @@ class Packages:
         self.upstreams = upstreams
         self.limits = limits
         self.max_tarball_bytes = max_tarball_bytes
-        self._inflight: dict[object, asyncio.Task[object]] = {}
-        self._failed: dict[object, tuple[float, AppError]] = {}
-        self._packuments: OrderedDict[str, tuple[float, Packument]] = OrderedDict()
-        self._libraries: OrderedDict[tuple[str, str], LibraryVersion] = OrderedDict()
+        self.caches = caches
 
     # --- single flight ------------------------------------------------------------------------
-    async def _once(self, key: object, work: Callable[[], Awaitable[T]]) -> T:
-        failed = self._failed.get(key)
-        if failed is not None:
-            if time.monotonic() - failed[0] < NEGATIVE_TTL_S:
-                raise failed[1]
-            del self._failed[key]
-        task = self._inflight.get(key)
-        if task is None:
-            task = asyncio.ensure_future(_erase(work()))
-            self._inflight[key] = task
-
-            def done(finished: asyncio.Task[object]) -> None:
-                self._inflight.pop(key, None)
-                if not finished.cancelled() and isinstance(finished.exception(), AppError):
-                    error = finished.exception()
-                    assert isinstance(error, AppError)
-                    if error.status != 503:
-                        self._failed[key] = (time.monotonic(), error)
-
-            task.add_done_callback(done)
-        return cast(T, await asyncio.shield(task))
+    async def _once(self, key: tuple[str, ...], work: Callable[[], Awaitable[T]]) -> T:
+        value, _ = await self.caches.once.get_or_compute("\0".join(key), work)
+        return cast(T, value)
 
     # --- packuments ---------------------------------------------------------------------------
     def _registry(self) -> str:
@@ -119,11 +134,12 @@ class Packages:
             raise AppError.upstream("no npm registry is configured")
         return self.upstreams.registry
 
-    async def packument(self, name: str, *, max_age_s: float = ALIAS_TTL_S) -> Packument:
-        cached = self._packuments.get(name)
-        if cached is not None and time.monotonic() - cached[0] < max_age_s:
-            return cached[1]
-        return await self._once(("packument", name), lambda: self._fetch_packument(name))
+    async def packument(self, name: str, *, fresh: bool = False) -> Packument:
+        """The registry's document (cached ``ALIAS_TTL_S``; ``fresh`` asks the registry again)."""
+        packument, _ = await self.caches.packuments.get_or_compute(
+            name, lambda: self._fetch_packument(name), refresh=fresh
+        )
+        return packument
 
     async def _fetch_packument(self, name: str) -> Packument:
         registry = self._registry()
@@ -139,16 +155,9 @@ class Packages:
                 raise _upstream_failure(exc, "registry") from exc
             log.warning("registry failed (%s); serving a stale packument of %s", exc.message, name)
             return stale
-        self._remember(name, packument)
         body = catalogs.packument_to_json(packument)
         await anyio.to_thread.run_sync(self.store.save_packument, name, body)
         return packument
-
-    def _remember(self, name: str, packument: Packument) -> None:
-        self._packuments[name] = (time.monotonic(), packument)
-        self._packuments.move_to_end(name)
-        while len(self._packuments) > PACKUMENT_CACHE_ENTRIES:
-            self._packuments.popitem(last=False)
 
     async def _stale_packument(self, name: str) -> Packument | None:
         saved = self.store.load_packument(name)
@@ -164,7 +173,7 @@ class Packages:
         packument = await self.packument(name)
         version = resolve_version(packument, spec)
         if version is None and is_exact(spec):
-            packument = await self.packument(name, max_age_s=0)  # published a moment ago?
+            packument = await self.packument(name, fresh=True)  # published a moment ago?
             version = resolve_version(packument, spec)
         if version is None:
             raise AppError.not_found("no matching version")
@@ -182,7 +191,7 @@ class Packages:
         _, name, version = key
         packument = await self.packument(name)
         if version not in packument.dists:
-            packument = await self.packument(name, max_age_s=0)
+            packument = await self.packument(name, fresh=True)
         dist = packument.dists.get(version)
         if dist is None:
             raise AppError.not_found("version not found")
@@ -279,10 +288,6 @@ class Packages:
 
     # --- library files ------------------------------------------------------------------------
     async def library_version(self, name: str, version: str) -> LibraryVersion:
-        cached = self._libraries.get((name, version))
-        if cached is not None:
-            return cached
-
         async def fetch() -> LibraryVersion:
             try:
                 found = await catalogs.fetch_library_version(
@@ -294,12 +299,10 @@ class Packages:
                 )
             except AppError as exc:
                 raise _upstream_failure(exc, "library") from exc
-            self._libraries[(name, version)] = found
-            while len(self._libraries) > PACKUMENT_CACHE_ENTRIES:
-                self._libraries.popitem(last=False)
             return found
 
-        return await self._once(("libversion", name, version), fetch)
+        found, _ = await self.caches.libraries.get_or_compute(f"{name}@{version}", fetch)
+        return found
 
     async def ensure_library_file(self, name: str, version: str, path: str) -> FileRow:
         row = self.store.file("lib", name, version, path)
@@ -333,10 +336,6 @@ class Packages:
         row = self.store.file("lib", name, version, path)
         assert row is not None
         return row
-
-
-async def _erase(work: Awaitable[object]) -> object:
-    return await work
 
 
 def _put_file(sink: StoreSink, path: Path, suffix: str) -> StoredBlob:

@@ -37,7 +37,7 @@ from assetgate.packages.bodies import (
     pinned_headers,
     pinned_raw_headers,
 )
-from assetgate.packages.ingest import Packages, Upstreams
+from assetgate.packages.ingest import IngestCaches, Packages, Upstreams
 from assetgate.packages.openapi import OPENAPI
 from assetgate.packages.page import PAGE_CACHE, PAGE_CSP, STATIC_FILES, StaticFile, load_page_files
 from assetgate.packages.query import parse_search_query
@@ -77,16 +77,17 @@ async def lifespan(res: Resources) -> AsyncIterator[PackagesState]:
         library_files=settings.library_files,
         timeout_s=settings.upstream_timeout_s,
     )
-    packages = Packages(store, res.http, res.gate, upstreams)
+    packages = Packages(store, res.http, res.gate, upstreams, IngestCaches.build(res))
     state = PackagesState(
         store=store,
         packages=packages,
-        search=Search(packages, settings.search_cache_ttl_s),
+        search=Search.build(packages, res),
         static=await anyio.to_thread.run_sync(load_page_files),
     )
     try:
         yield state
     finally:
+        await packages.caches.aclose()
         await anyio.to_thread.run_sync(store.close)
 
 

@@ -11,23 +11,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 from urllib.parse import unquote
 
+from assetgate.cache import Cache, dataclass_codec
 from assetgate.errors import AppError
 from assetgate.packages import catalogs
 from assetgate.packages.ingest import Packages
 from assetgate.packages.merge import Hit, merge_hits, rank_hits
 from assetgate.packages.query import SearchQuery
 from assetgate.packages.store import Store
+from assetgate.resources import Resources
 
 log = logging.getLogger("assetgate.packages")
 
 SEARCH_TIMEOUT_S: Final = 3.0
-CACHE_ENTRIES: Final = 1024
+CACHE_MEMORY_BYTES: Final = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,11 +38,23 @@ class Answer:
     partial: bool
 
 
+ANSWER_CODEC: Final = dataclass_codec(Answer)
+
+
 class Search:
-    def __init__(self, packages: Packages, ttl_s: float) -> None:
+    def __init__(self, packages: Packages, cache: Cache[Answer]) -> None:
         self.packages = packages
-        self.ttl_s = ttl_s
-        self._cache: OrderedDict[tuple[str, int], tuple[float, Answer]] = OrderedDict()
+        self.cache = cache  # complete answers only; shared through Redis when configured
+
+    @classmethod
+    def build(cls, packages: Packages, res: Resources) -> Search:
+        ttl = keep_for(res.settings.search_cache_ttl_s)
+        return cls(
+            packages,
+            res.cache(
+                "search", ANSWER_CODEC, memory_bytes=CACHE_MEMORY_BYTES, ttl=ttl, shared=True
+            ),
+        )
 
     def _timeout(self) -> float:
         return min(SEARCH_TIMEOUT_S, self.packages.upstreams.timeout_s)
@@ -68,10 +81,11 @@ class Search:
         )
 
     async def answer(self, query: SearchQuery) -> Answer:
-        key = query.cache_key()
-        cached = self._cache.get(key)
-        if cached is not None and time.monotonic() - cached[0] < self.ttl_s:
-            return cached[1]
+        q, limit = query.cache_key()
+        answer, _ = await self.cache.get_or_compute(f"{limit}:{q}", lambda: self._ask(query))
+        return answer
+
+    async def _ask(self, query: SearchQuery) -> Answer:
         outcomes = await asyncio.gather(
             self._npm(query), self._library(query), return_exceptions=True
         )
@@ -88,12 +102,12 @@ class Search:
         if failures == len(outcomes):
             raise AppError.upstream("search catalogs cannot be fetched")
         ranked = rank_hits(merge_hits(hits), query.q)
-        answer = Answer(len(ranked), tuple(ranked[: query.limit]), partial=failures > 0)
-        if not answer.partial and self.ttl_s > 0:
-            self._cache[key] = (time.monotonic(), answer)
-            while len(self._cache) > CACHE_ENTRIES:
-                self._cache.popitem(last=False)
-        return answer
+        return Answer(len(ranked), tuple(ranked[: query.limit]), partial=failures > 0)
+
+
+def keep_for(ttl_s: float) -> Callable[[Answer], float]:
+    """Complete answers for ``ttl_s``; partial ones are asked again (a catalog may be back)."""
+    return lambda answer: 0.0 if answer.partial else ttl_s
 
 
 def is_ready(store: Store, hit: Hit) -> bool:
