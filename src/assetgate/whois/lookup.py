@@ -23,6 +23,7 @@ from typing import Any, Final
 
 import httpx
 
+from assetgate.cache.memory import MemoryTier
 from assetgate.whois.bootstrap import BootstrapFile, origin
 from assetgate.whois.charset import decode
 from assetgate.whois.domain import Domain
@@ -124,7 +125,8 @@ class Resolver:
         self._http = http
         self._timeout_s = timeout_s
         self._slots: dict[str, asyncio.Semaphore] = {}
-        self._refer: dict[str, tuple[float, Server | None]] = {}
+        # made-up TLDs must not pile up: one unit of budget per TLD
+        self._refer: MemoryTier[tuple[Server | None]] = MemoryTier(IANA_REFER_MAX_ENTRIES)
 
     async def lookup(self, domain: Domain) -> Answer:
         """The answer for ``domain``; ``FetchError`` when no source produced one."""
@@ -225,13 +227,11 @@ class Resolver:
         if server is not None:
             return server
         cached = self._refer.get(tld)
-        if cached is not None and cached[0] > self._now():
-            found = cached[1]
+        if cached is not None:
+            (found,) = cached
         else:
             found = await self._ask_iana(tld, deadline)
-            self._refer[tld] = (self._now() + IANA_REFER_TTL_S, found)
-            while len(self._refer) > IANA_REFER_MAX_ENTRIES:  # made-up TLDs must not pile up
-                del self._refer[next(iter(self._refer))]
+            self._refer.put(tld, (found,), 1, IANA_REFER_TTL_S)
         if found is None:
             raise FetchError(f"no whois server is known for .{tld}")
         return found
