@@ -24,7 +24,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import loadgen
-from optimizer import ASSETGATE, WORK, clean_env, make_inputs
+from optimizer import make_inputs
+from optimizer_setup import ASSETGATE, WORK, clean_env
 
 URL_PATH = "/photo.jpg?width=800&format=jpeg"
 COLD_CONNECTIONS = 2
