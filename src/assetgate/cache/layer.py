@@ -38,6 +38,7 @@ from assetgate.web.metrics import Metrics
 
 T = TypeVar("T")
 FOREVER: Final = math.inf
+MAX_FAILURES: Final = 10_000
 
 
 @dataclass(slots=True)
@@ -69,7 +70,8 @@ class Cache(Generic[T]):
         self._negative_ttl_s = negative_ttl_s
         self._metrics = metrics
         self._clock = clock
-        self._failures: dict[str, tuple[float, AppError]] = {}
+        # one unit per remembered failure: many distinct bad keys cannot grow it without bound
+        self._failures: MemoryTier[AppError] = MemoryTier(MAX_FAILURES, clock)
         self._flights: dict[str, _Flight[T]] = {}
 
     def __len__(self) -> int:
@@ -128,7 +130,7 @@ class Cache(Generic[T]):
                 return
             error = done.exception()
             if isinstance(error, AppError) and error.status != 503 and self._negative_ttl_s > 0:
-                self._failures[key] = (self._clock() + self._negative_ttl_s, error)
+                self._failures.put(key, error, 1, self._negative_ttl_s)
 
         task.add_done_callback(finished)
         return flight
@@ -194,12 +196,9 @@ class Cache(Generic[T]):
 
     def _raise_remembered(self, key: str) -> None:
         failure = self._failures.get(key)
-        if failure is None:
-            return
-        if failure[0] > self._clock():
+        if failure is not None:
             self._count("hit")
-            raise failure[1]
-        del self._failures[key]
+            raise failure.with_traceback(None)  # no traceback piling up on the one object
 
     def _count(self, result: str) -> None:
         if self._metrics is not None:
