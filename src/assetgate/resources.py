@@ -15,6 +15,7 @@ from starlette.requests import Request
 from assetgate.imaging.limits import DecodeLimits
 from assetgate.minify.cache import AssetCache
 from assetgate.settings import Settings
+from assetgate.web.files import Sources
 from assetgate.web.metrics import Metrics
 from assetgate.web.ratelimit import RateLimiter
 from assetgate.web.workgate import WorkGate
@@ -29,6 +30,7 @@ class Resources:
     assets: AssetCache  # minified/gzipped CSS and JS, shared by the optimizer and packages
     metrics: Metrics
     decode_limits: DecodeLimits  # what one image decode may cost, for the optimizer and convert
+    sources: Sources  # content fingerprints (and small files' bytes) per stat identity
 
     @classmethod
     def build(cls, settings: Settings, http: httpx.AsyncClient) -> Resources:
@@ -40,6 +42,7 @@ class Resources:
             assets=AssetCache(settings.asset_cache_bytes),
             metrics=Metrics.build(),
             decode_limits=DecodeLimits.from_settings(settings),
+            sources=Sources(body_budget_bytes=settings.file_memory_bytes),
         )
 
 

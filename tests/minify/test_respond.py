@@ -23,6 +23,7 @@ from assetgate.errors import AppError
 from assetgate.minify.cache import AssetCache
 from assetgate.minify.minifiers import minify_css, minify_js
 from assetgate.minify.respond import asset_response, is_asset
+from assetgate.web.files import Sources
 from assetgate.web.paths import resolve_under
 from assetgate.web.responses import on_app_error
 from assetgate.web.workgate import WorkGate
@@ -51,7 +52,9 @@ class Harness:
         return path
 
 
-def make_app(root: Path, gate: WorkGate, cache: AssetCache, max_bytes: int) -> Starlette:
+def make_app(
+    root: Path, gate: WorkGate, cache: AssetCache, sources: Sources, max_bytes: int
+) -> Starlette:
     async def serve(request: Request) -> Response:
         found = resolve_under(root, request.path_params["path"])
         if found is None or not is_asset(found.path):
@@ -61,6 +64,7 @@ def make_app(root: Path, gate: WorkGate, cache: AssetCache, max_bytes: int) -> S
             found.path,
             source_stat=found.stat,
             gate=gate,
+            sources=sources,
             cache=cache,
             cache_control="public, max-age=60",
             max_bytes=max_bytes,
@@ -85,7 +89,8 @@ class make_harness:
         self.gate, self.cache = WorkGate(workers, queue), AssetCache(1_000_000)
 
     async def __aenter__(self) -> Harness:
-        app = make_app(self.root, self.gate, self.cache, self.max_bytes)
+        sources = Sources(body_budget_bytes=1_000_000)
+        app = make_app(self.root, self.gate, self.cache, sources, self.max_bytes)
         self.client = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app), base_url="http://assets.test"
         )
@@ -236,6 +241,9 @@ async def test_etag_depends_on_flags_encoding_and_file(harness: Harness) -> None
     assert await etag("?compress=1") == tags["plain"]  # no gzip accepted: the same bytes
     stat = path.stat()
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    assert await etag("?min=1") == tags["min"]  # the tag is the content's, not the mtime's
+    path.write_bytes(JS.replace(b"add", b"sum"))  # same size, new bytes
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert await etag("?min=1") != tags["min"]
 
 
