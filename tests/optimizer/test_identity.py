@@ -104,3 +104,32 @@ def test_two_serve_processes_on_copies_answer_one_etag(two_served: tuple[str, st
         assert a.headers["etag"] == b.headers["etag"], url
         revalidated = httpx.get(two + url, headers={**ACCEPT, "if-none-match": a.headers["etag"]})
         assert revalidated.status_code == 304, url
+
+
+@pytest.mark.anyio
+async def test_validators_are_computed_once_per_file_change(
+    tmp_path: Path, make_settings: Callable[..., Settings]
+) -> None:
+    root, _ = two_roots(tmp_path)
+    app = app_client(make_settings(root=root))
+    async with app as client:
+        sources = app.state["resources"].sources
+        sources.settle_s = 0  # these files were written a moment ago
+        tags = {}
+        for url in URLS:
+            for _ in range(4):
+                response = await client.get(url, headers=ACCEPT)
+                assert response.status_code == 200
+                tags.setdefault(url, set()).add(response.headers["etag"])
+                not_modified = await client.get(
+                    url, headers={**ACCEPT, "if-none-match": response.headers["etag"]}
+                )
+                assert not_modified.status_code == 304
+        assert all(len(found) == 1 for found in tags.values())
+        assert sources.fingerprinted == 2  # photo.jpg and site.css, once each
+        time.sleep(0.05)  # a real rewrite comes at least one kernel clock tick later
+        (root / "site.css").write_bytes(b"p { margin : 0 }\n" * 30)
+        changed = await client.get("/site.css?min=1", headers=ACCEPT)
+        assert changed.headers["etag"] not in tags["/site.css?min=1"]
+        assert changed.content == b"p{margin:0}" * 30
+        assert sources.fingerprinted == 3

@@ -12,7 +12,8 @@ import anyio
 import pytest
 
 from assetgate.errors import AppError
-from assetgate.web.files import Sources, stat_key
+from assetgate.web.files import MAX_VARIANTS, Sources, stat_key
+from assetgate.web.prepared import Prepared
 
 pytestmark = pytest.mark.anyio
 
@@ -142,3 +143,19 @@ async def test_a_file_gone_since_its_stat_is_a_404(tmp_path: Path) -> None:
     with pytest.raises(AppError) as caught:
         await Sources(body_budget_bytes=0).identify(path, info)
     assert caught.value.status == 404
+
+
+async def test_prepared_answers_per_version_are_bounded(tmp_path: Path) -> None:
+    path = write(tmp_path / "f.css", b"a{}")
+    source = await Sources(body_budget_bytes=1 << 20).identify(path, os.stat(path))
+    built: list[int] = []
+
+    def build(n: int) -> Prepared:
+        built.append(n)
+        return Prepared.build(f'"{n}"', source.mtime, {"ETag": f'"{n}"'})
+
+    for n in range(MAX_VARIANTS * 2):
+        assert source.prepare(n, lambda _s, n=n: build(n)).etag == f'"{n}"'
+    assert len(source.blocks) == MAX_VARIANTS
+    assert source.prepare(0, lambda _s: build(-1)).etag == '"0"'  # kept: not built again
+    assert built[-1] == MAX_VARIANTS * 2 - 1
