@@ -101,7 +101,7 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
     found = locate(state.real_root, name, reserved=RESERVED)
     if found is None:
         raise AppError.not_found()
-    path, info = found.path, found.stat
+    path, info = found.real, found.stat
     if is_asset(path):
         return await asset_response(
             request,
@@ -141,8 +141,8 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
     if prepared.matches(request):
         return BlockResponse(304, prepared.not_modified)
     headers = dict(prepared.headers)
-    outcome = await res.gate.run(process, _job(path, info, spec, negotiation, res, state))
-    return _answer(request, path, info, outcome, headers)
+    outcome = await res.gate.run(process, _job(found.path, info, spec, negotiation, res, state))
+    return _answer(request, found.path, info, outcome, headers)
 
 
 def _image_headers(

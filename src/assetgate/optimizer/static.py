@@ -7,7 +7,6 @@ app: CORS and Cache-Control are settings) and every repeat is a header-block cop
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Final
 
 from assetgate.web.caching import make_etag
@@ -19,7 +18,7 @@ VARIANT: Final = "static"
 
 
 def static_prepared(
-    path: Path, source: Source, *, cache_control: str, cors: Mapping[str, str]
+    path: str, source: Source, *, cache_control: str, cors: Mapping[str, str]
 ) -> Prepared:
     def build(source: Source) -> Prepared:
         etag = make_etag("static", source.fingerprint)
@@ -33,7 +32,7 @@ def static_prepared(
             "X-Original-Size": str(source.size),
         }
         ok = {
-            "Content-Type": media_type(path.name),
+            "Content-Type": media_type(path),
             "Accept-Ranges": "bytes",
             "Content-Length": str(source.size),
         }

@@ -49,8 +49,12 @@ def clean_relative(untrusted: str, *, reserved: tuple[str, ...] = ()) -> str | N
 
 @dataclass(frozen=True, slots=True)
 class Located:
-    path: Path  # real path, under the root
+    real: str  # real path, under the root (a str: building a Path costs more than the lstat)
     stat: os.stat_result  # of that regular file, taken by the gate
+
+    @property
+    def path(self) -> Path:
+        return Path(self.real)
 
 
 def resolve_under(root: Path, untrusted: str, *, reserved: tuple[str, ...] = ()) -> Located | None:
@@ -76,7 +80,7 @@ def locate(real_root: str, untrusted: str, *, reserved: tuple[str, ...] = ()) ->
         return None
     if linked:
         return _locate_linked(real_root, candidate)
-    return Located(Path(candidate), info) if stat.S_ISREG(info.st_mode) else None
+    return Located(candidate, info) if stat.S_ISREG(info.st_mode) else None
 
 
 def _through_symlink(candidate: str, depth: int) -> bool:
@@ -98,4 +102,4 @@ def _locate_linked(real_root: str, candidate: str) -> Located | None:
         info = os.stat(real)
     except OSError:
         return None
-    return Located(Path(real), info) if stat.S_ISREG(info.st_mode) else None
+    return Located(real, info) if stat.S_ISREG(info.st_mode) else None
