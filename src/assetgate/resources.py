@@ -32,13 +32,19 @@ class Resources:
 
     @classmethod
     def build(cls, settings: Settings, http: httpx.AsyncClient) -> Resources:
+        metrics = Metrics.build()
         return cls(
             settings=settings,
             http=http,
-            gate=WorkGate(settings.render_workers, settings.render_queue),
+            gate=WorkGate(
+                settings.render_workers,
+                settings.render_queue,
+                queue_depth=metrics.queue_depth,
+                in_flight=metrics.in_flight,
+            ),
             limiter=RateLimiter.from_settings(settings),
             assets=AssetCache(settings.asset_cache_bytes),
-            metrics=Metrics.build(),
+            metrics=metrics,
             decode_limits=DecodeLimits.from_settings(settings),
         )
 
