@@ -145,7 +145,7 @@ class Observe:
                     "cache": answer["cache"],
                     "client": client_address(peer, forwarded, self.trusted) if from_proxy else peer,
                 }
-                access_log.info("request", extra={"fields": fields})
+                access_log.info("request", extra={"fields": fields, "request_id": request_id})
             REQUEST_ID.reset(token)
 
 
