@@ -7,7 +7,6 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
-import httpx
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -24,11 +23,12 @@ from assetgate.part import Part
 from assetgate.resources import Resources, resources
 from assetgate.settings import Settings
 from assetgate.web.health import Check, readiness, redis_ping, storage_check, writable_dir
-from assetgate.web.metrics import CONTENT_TYPE, exposition
+from assetgate.web.metrics import CONTENT_TYPE, Metrics, exposition
 from assetgate.web.observe import Observe
 from assetgate.web.openapi import make_document
 from assetgate.web.ratelimit import Network, parse_networks, storage_uri
 from assetgate.web.responses import on_app_error, on_http_exception, on_unexpected
+from assetgate.web.upstreams import CountingClient, hosts_of
 from assetgate.whois.routes import PART as WHOIS
 
 # The optimizer's catch-all "/{path}" route must come last.
@@ -81,10 +81,16 @@ def create_app(settings: Settings) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, object]]:
         vips.configure(settings)
         async with AsyncExitStack() as stack:
+            metrics = Metrics.build()
             http = await stack.enter_async_context(
-                httpx.AsyncClient(timeout=settings.upstream_timeout_s, follow_redirects=False)
+                CountingClient(
+                    errors=metrics.upstream_errors,
+                    library_hosts=hosts_of([settings.library_api, settings.library_files]),
+                    timeout=settings.upstream_timeout_s,
+                    follow_redirects=False,
+                )
             )
-            res = Resources.build(settings, http)
+            res = Resources.build(settings, http, metrics)
             stack.callback(res.gate.close)
             state: dict[str, object] = {"resources": res, "metrics": res.metrics}
             for part in PARTS:

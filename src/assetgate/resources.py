@@ -31,8 +31,11 @@ class Resources:
     decode_limits: DecodeLimits  # what one image decode may cost, for the optimizer and convert
 
     @classmethod
-    def build(cls, settings: Settings, http: httpx.AsyncClient) -> Resources:
-        metrics = Metrics.build()
+    def build(
+        cls, settings: Settings, http: httpx.AsyncClient, metrics: Metrics | None = None
+    ) -> Resources:
+        """``metrics`` when the HTTP client already counts into them (the app's lifespan)."""
+        metrics = metrics or Metrics.build()
         return cls(
             settings=settings,
             http=http,

@@ -21,6 +21,7 @@ from assetgate.settings import Settings
 from assetgate.web.logs import ACCESS_LOGGER, JsonFormatter, TextFormatter
 from assetgate.web.metrics import Metrics
 from assetgate.web.observe import interface_of, loggable_path, request_id_from
+from assetgate.web.upstreams import hosts_of, upstream_of
 from assetgate.web.workgate import WorkGate
 from tests.conftest import RedisServer, app_client
 
@@ -311,3 +312,59 @@ async def test_rate_limit_storage_defaults_to_the_redis_url(
 async def test_metrics_head_and_readyz_head(client: httpx.AsyncClient) -> None:
     assert (await client.head("/metrics")).status_code == 200
     assert (await client.head("/readyz")).status_code == 200
+
+
+# --- upstream errors --------------------------------------------------------------------------
+
+
+def upstream_errors(text: str) -> dict[str, float]:
+    return {
+        sample.labels["upstream"]: sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == "assetgate_upstream_errors_total"
+    }
+
+
+@pytest.mark.parametrize(
+    ("url", "upstream"),
+    [
+        ("http://catalog.test/libraries?search=x", "library catalog"),
+        ("http://files.test/libs/jquery/3.7.1/jquery.min.js", "library catalog"),
+        ("https://rdap.example/rdap/domain/example.org", "rdap"),
+        ("http://registry.test/react", "npm registry"),
+        ("http://registry.test/react/-/react-18.2.0.tgz", "npm registry"),
+    ],
+)
+def test_upstream_is_named_from_the_request(url: str, upstream: str) -> None:
+    library = hosts_of(["http://catalog.test", "http://files.test/libs", None])
+    assert upstream_of(httpx.URL(url), library) == upstream
+
+
+async def test_unreachable_catalogs_count_as_upstream_errors(
+    make_settings: Callable[..., Settings], free_port: Callable[[], int]
+) -> None:
+    closed = f"http://127.0.0.1:{free_port()}"
+    settings = make_settings(
+        npm_registry=f"{closed}/", library_api=closed, library_files=f"{closed}/libs"
+    )
+    async with app_client(settings) as client:
+        before = upstream_errors((await client.get("/metrics")).text)
+        response = await client.get("/npm/search", params={"q": "react"})
+        after = upstream_errors((await client.get("/metrics")).text)
+    assert response.status_code == 502
+    assert not any(before.values())
+    assert after.get("npm registry", 0) >= 1
+    assert after.get("library catalog", 0) >= 1
+
+
+async def test_an_unreachable_whois_server_counts(
+    make_settings: Callable[..., Settings], free_port: Callable[[], int], tmp_path: Path
+) -> None:
+    servers = tmp_path / "whois-servers.json"
+    servers.write_text(json.dumps({"com": f"127.0.0.1:{free_port()}"}))
+    async with app_client(make_settings(whois_servers=servers)) as client:
+        response = await client.get("/api/whois", params={"domain": "example.com"})
+        after = upstream_errors((await client.get("/metrics")).text)
+    assert response.status_code >= 500
+    assert after == {"whois server": 1}
