@@ -333,6 +333,7 @@ def upstream_errors(text: str) -> dict[str, float]:
         ("http://files.test/libs/jquery/3.7.1/jquery.min.js", "library catalog"),
         ("https://rdap.example/rdap/domain/example.org", "rdap"),
         ("http://registry.test/react", "npm registry"),
+        ("http://catalog.test:8080/libraries", "npm registry"),  # another port, another server
         ("http://registry.test/react/-/react-18.2.0.tgz", "npm registry"),
     ],
 )
@@ -344,9 +345,9 @@ def test_upstream_is_named_from_the_request(url: str, upstream: str) -> None:
 async def test_unreachable_catalogs_count_as_upstream_errors(
     make_settings: Callable[..., Settings], free_port: Callable[[], int]
 ) -> None:
-    closed = f"http://127.0.0.1:{free_port()}"
+    registry, catalog = (f"http://127.0.0.1:{free_port()}" for _ in range(2))
     settings = make_settings(
-        npm_registry=f"{closed}/", library_api=closed, library_files=f"{closed}/libs"
+        npm_registry=f"{registry}/", library_api=catalog, library_files=f"{catalog}/libs"
     )
     async with app_client(settings) as client:
         before = upstream_errors((await client.get("/metrics")).text)

@@ -22,12 +22,18 @@ WHOIS_SERVER: Final = "whois server"
 RDAP: Final = "rdap"
 
 
+def _origin(scheme: str, host: str, port: int | None) -> str:
+    return f"{host}:{port or (443 if scheme == 'https' else 80)}"
+
+
 def hosts_of(urls: Iterable[str | None]) -> frozenset[str]:
-    return frozenset(urlsplit(url).hostname or "" for url in urls if url) - {""}
+    """The ``host:port`` of each URL (two upstreams may share a host on different ports)."""
+    parts = [urlsplit(url) for url in urls if url]
+    return frozenset(_origin(p.scheme, p.hostname, p.port) for p in parts if p.hostname)
 
 
 def upstream_of(url: httpx.URL, library_hosts: frozenset[str]) -> str:
-    if url.host in library_hosts:
+    if _origin(url.scheme, url.host, url.port) in library_hosts:
         return LIBRARY_CATALOG
     if "/domain/" in url.path:
         return RDAP
