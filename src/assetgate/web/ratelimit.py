@@ -24,6 +24,7 @@ can prepend anything it likes, so the right-most untrusted hop is the one that c
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import logging
 import math
@@ -136,10 +137,15 @@ def _is_trusted(address: Address, trusted: Sequence[Network]) -> bool:
     return any(address.version == net.version and address in net for net in trusted)
 
 
-def trusted_peer(peer: str | None, trusted: Sequence[Network]) -> bool:
+def trusted_peer(peer: str | None, trusted: tuple[Network, ...]) -> bool:
     """Whether the socket peer is a configured proxy (whose headers are believed)."""
-    address = _parse_hop(peer) if peer is not None else None
-    return address is not None and bool(trusted) and _is_trusted(address, trusted)
+    return bool(trusted) and peer is not None and _trusted_peer(peer, trusted)
+
+
+@functools.lru_cache(maxsize=1024)  # a handful of proxies ask again and again: parse once
+def _trusted_peer(peer: str, trusted: tuple[Network, ...]) -> bool:
+    address = _parse_hop(peer)
+    return address is not None and _is_trusted(address, trusted)
 
 
 def client_address(
