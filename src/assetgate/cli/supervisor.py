@@ -1,8 +1,9 @@
 """Run uvicorn so that SIGTERM drains: stop accepting, finish in-flight requests, exit 0.
 
 One process: uvicorn's server already stops accepting and waits up to
-``ASSETGATE_SHUTDOWN_GRACE_S`` for open requests; it then re-raises the signal so the default
-action would kill the process with 143, which we catch and turn into a clean exit.
+``ASSETGATE_SHUTDOWN_GRACE_S`` for open requests; it then re-raises the signal, whose default
+action would end the process with 143 (or a KeyboardInterrupt traceback for Ctrl-C): we catch it
+and exit cleanly.
 
 Several workers: uvicorn's supervisor keeps its own copy of the listening socket open while the
 workers drain, so new connections would still queue in the kernel and be reset at exit. This
@@ -29,7 +30,7 @@ from assetgate.web.metrics import MULTIPROC_ENV
 
 
 class _Stopped(Exception):
-    """SIGTERM (re-)raised after uvicorn's graceful shutdown."""
+    """SIGTERM or SIGINT (re-)raised after uvicorn's graceful shutdown."""
 
 
 def _stopped(signum: int, frame: FrameType | None) -> None:
@@ -81,12 +82,13 @@ def run_server(config: uvicorn.Config) -> int:
             Supervisor(config, sockets=[sock]).run()
         return 0
     os.environ.pop(MULTIPROC_ENV, None)  # one process: its own registry is the whole truth
-    previous = signal.signal(signal.SIGTERM, _stopped)
+    previous = {sig: signal.signal(sig, _stopped) for sig in (signal.SIGTERM, signal.SIGINT)}
     server = uvicorn.Server(config)
     try:
         server.run()
     except _Stopped:
         pass
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     return 0 if server.started else 3
