@@ -255,3 +255,44 @@ async def test_sigterm_finishes_the_request_in_flight_and_exits_0(
         assert code == 0
     finally:
         await whois.close()
+
+
+def children_of(pid: int) -> set[int]:
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        text = (task / "children").read_text().split()
+        found |= {int(child) for child in text}
+    return found
+
+
+def metrics_dir_of(pid: int) -> Path:
+    environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    [entry] = [item for item in environ if item.startswith(b"PROMETHEUS_MULTIPROC_DIR=")]
+    return Path(entry.split(b"=", 1)[1].decode())
+
+
+def test_a_dead_worker_is_replaced_and_marked_dead(serve: Serve) -> None:
+    server = serve("--workers", "2", rate_limit_parts="")
+    workers = children_of(server.process.pid) - {server.process.pid}
+    # multiprocessing's resource tracker is a child too: the workers run spawn_main.
+    workers = {pid for pid in workers if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()}
+    assert len(workers) == 2
+    victim = min(workers)
+    directory = metrics_dir_of(victim)
+    deadline = time.monotonic() + 20
+    while not (directory / f"gauge_livesum_{victim}.db").exists():
+        httpx.get(f"{server.base}/healthz", headers={"Connection": "close"}, timeout=10)
+        assert time.monotonic() < deadline
+    served_before = requests_of(scrape(server.base), interface="other", status="200")
+    os.kill(victim, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while (directory / f"gauge_livesum_{victim}.db").exists():  # marked dead by the parent
+        assert time.monotonic() < deadline, "the dead worker's live gauges were never dropped"
+        time.sleep(0.1)
+    replaced = children_of(server.process.pid)
+    assert victim not in replaced
+    # Its counters stay: what it answered was answered.
+    after = requests_of(scrape(server.base), interface="other", status="200")
+    assert after >= served_before
+    assert server.stop() == 0
+    assert not directory.exists()  # the private directory goes with the server
