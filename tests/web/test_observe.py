@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import logging
 import shutil
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -160,29 +161,44 @@ async def test_optimizer_cache_state_is_in_the_access_line(
     assert line["cache"] == response.headers["X-Optimizer-Cache"]
 
 
+@pytest.fixture
+def json_log() -> Iterator[io.StringIO]:
+    """The JSON lines a root handler writes, formatted when logged (as in production)."""
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    root = logging.getLogger()
+    previous = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    try:
+        yield stream
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(previous)
+
+
 async def test_a_500_is_counted_logged_with_its_error_id_and_tagged(
-    settings: Settings, caplog: pytest.LogCaptureFixture
+    settings: Settings, json_log: io.StringIO
 ) -> None:
     async def boom(request: Request) -> None:
         raise RuntimeError("secret detail")
 
     ctx = app_client(settings)
     ctx.app.router.routes.insert(0, Route("/boom", boom))
-    with caplog.at_level(logging.INFO):
-        async with ctx as client:
-            response = await client.get("/boom")
-            metrics = (await client.get("/metrics")).text
+    async with ctx as client:
+        response = await client.get("/boom")
+        metrics = (await client.get("/metrics")).text
     assert response.status_code == 500
     request_id = response.headers["X-Request-Id"]
     error_id = response.json()["error_id"]
-    [error] = [r for r in caplog.records if getattr(r, "error_id", None)]
-    line = json.loads(JsonFormatter().format(error))
-    assert line["request_id"] == request_id
-    assert line["error_id"] == error_id
-    assert "secret detail" in line["exception"]
-    access_records = [r for r in caplog.records if r.name == ACCESS_LOGGER]
-    lines = [json.loads(JsonFormatter().format(r)) for r in access_records]
-    [access] = [line for line in lines if line["path"] == "/boom"]
+    lines = [json.loads(line) for line in json_log.getvalue().splitlines()]
+    [error] = [line for line in lines if "error_id" in line]
+    assert error["level"] == "error"
+    assert error["request_id"] == request_id
+    assert error["error_id"] == error_id
+    assert "secret detail" in error["exception"]
+    [access] = [line for line in lines if line.get("path") == "/boom"]
     assert (access["status"], access["request_id"]) == (500, request_id)
     assert count(metrics, "optimizer", "500") == 1
 
