@@ -33,14 +33,23 @@ class Resources:
     sources: Sources  # content fingerprints (and small files' bytes) per stat identity
 
     @classmethod
-    def build(cls, settings: Settings, http: httpx.AsyncClient) -> Resources:
+    def build(
+        cls, settings: Settings, http: httpx.AsyncClient, metrics: Metrics | None = None
+    ) -> Resources:
+        """``metrics`` when the HTTP client already counts into them (the app's lifespan)."""
+        metrics = metrics or Metrics.build()
         return cls(
             settings=settings,
             http=http,
-            gate=WorkGate(settings.render_workers, settings.render_queue),
+            gate=WorkGate(
+                settings.render_workers,
+                settings.render_queue,
+                queue_depth=metrics.queue_depth,
+                in_flight=metrics.in_flight,
+            ),
             limiter=RateLimiter.from_settings(settings),
             assets=AssetCache(settings.asset_cache_bytes),
-            metrics=Metrics.build(),
+            metrics=metrics,
             decode_limits=DecodeLimits.from_settings(settings),
             sources=Sources(body_budget_bytes=settings.file_memory_bytes),
         )

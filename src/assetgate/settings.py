@@ -68,7 +68,7 @@ class Settings(BaseSettings):
 
     # --- conversion (C) and the shared rate limiter -------------------------------------------
     rate_limit: str = "100/10 seconds"
-    rate_limit_storage: str = "memory://"
+    rate_limit_storage: str | None = None  # None: ASSETGATE_REDIS_URL when set, else memory://
     rate_limit_fail_open: bool = True
     rate_limit_parts: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: ["convert", "whois"]
@@ -93,6 +93,8 @@ class Settings(BaseSettings):
     redis_url: str | None = None
 
     # --- observability: metrics, logs, health, shutdown ---------------------------------------
+    log_format: Literal["json", "text"] = "json"
+    shutdown_grace_s: int = Field(default=25, ge=0, le=3600)
 
     # --- deployment edges, signing and presets ------------------------------------------------
 

@@ -8,10 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
-import socket
-import subprocess
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +31,7 @@ from assetgate.web.ratelimit import (
     parse_networks,
     parse_rule,
 )
-from tests.conftest import app_client, require_binary
+from tests.conftest import RedisServer, app_client
 
 pytestmark = pytest.mark.anyio
 
@@ -247,67 +244,6 @@ async def test_unlimited_part_has_no_fields(make_settings: Callable[..., Setting
 
 
 # --- a real redis-server ----------------------------------------------------------------------
-
-
-class RedisServer:
-    """A throwaway redis-server on a loopback port, without persistence."""
-
-    def __init__(self, binary: str, port: int, workdir: Path) -> None:
-        self.binary = binary
-        self.port = port
-        self.workdir = workdir
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}"
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            [
-                self.binary,
-                "--port", str(self.port),
-                "--bind", "127.0.0.1",
-                "--save", "",
-                "--appendonly", "no",
-                "--dir", str(self.workdir),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if self._pong():
-                return
-            if self.process.poll() is not None:
-                break
-            time.sleep(0.02)
-        raise RuntimeError(f"redis-server did not start on port {self.port}")
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(timeout=10)
-        self.process = None
-
-    def _pong(self) -> bool:
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as conn:
-                conn.sendall(b"PING\r\n")
-                return conn.recv(16).startswith(b"+PONG")
-        except OSError:
-            return False
-
-
-@pytest.fixture
-def redis_server(free_port: Callable[[], int], tmp_path: Path) -> Iterator[RedisServer]:
-    binary = require_binary("redis-server")
-    server = RedisServer(binary, free_port(), tmp_path)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 async def test_two_instances_share_one_redis_budget(
