@@ -263,15 +263,24 @@ def cache_hit_latency(path: Path) -> tuple[float, float]:
     from starlette.routing import Route
     from starlette.types import Message
 
-    from assetgate.minify.cache import AssetCache
+    from assetgate.cache import Cache
+    from assetgate.minify.cache import NAME, RENDERED
     from assetgate.minify.respond import asset_response
+    from assetgate.web.files import Sources
     from assetgate.web.workgate import WorkGate
 
-    gate, cache = WorkGate(2, 8), AssetCache(64 * 1024 * 1024)
+    gate, cache = WorkGate(2, 8), Cache(NAME, RENDERED, memory_bytes=64 * 1024 * 1024)
+    sources = Sources(body_budget_bytes=64 * 1024 * 1024)
 
     async def serve(request: Request) -> Response:
         return await asset_response(
-            request, path, gate=gate, cache=cache, cache_control="public", max_bytes=8 << 20
+            request,
+            path,
+            gate=gate,
+            cache=cache,
+            sources=sources,
+            cache_control="public",
+            max_bytes=8 << 20,
         )
 
     app = Starlette(routes=[Route("/{p:path}", serve)])

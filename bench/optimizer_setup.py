@@ -160,7 +160,8 @@ def start_assetgate(root: Path, config: AssetgateConfig) -> loadgen.Server:
     argv = [str(ASSETGATE), "serve", "--root", str(root), "--port", str(port)]
     argv += ["--workers", str(config.workers)]
     # Access logs off (warning level) for every server compared, thumbor included.
-    env = clean_env(ASSETGATE_LOG_LEVEL="warning")
+    # Nothing rate limited: several workers would otherwise need Redis to share the budget.
+    env = clean_env(ASSETGATE_LOG_LEVEL="warning", ASSETGATE_RATE_LIMIT_PARTS="")
     if config.render_workers is not None:
         env["ASSETGATE_RENDER_WORKERS"] = str(config.render_workers)
     return loadgen.start_server(

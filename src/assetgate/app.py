@@ -1,16 +1,18 @@
-"""create_app(settings): the four parts, the shared resources and the one error handler."""
+"""create_app(settings): the four parts, the shared resources, the one error handler, and the
+operator's endpoints (/healthz, /readyz, /metrics) behind the observing middleware."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
 
-import httpx
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp
 
 from assetgate.convert.routes import PART as CONVERT
 from assetgate.errors import AppError
@@ -18,14 +20,44 @@ from assetgate.imaging import vips
 from assetgate.optimizer.routes import PART as OPTIMIZER
 from assetgate.packages.routes import PART as PACKAGES
 from assetgate.part import Part
-from assetgate.resources import Resources
+from assetgate.resources import Resources, resources
 from assetgate.settings import Settings
+from assetgate.web.health import Check, readiness, redis_ping, storage_check, writable_dir
+from assetgate.web.metrics import CONTENT_TYPE, Metrics, exposition
+from assetgate.web.observe import Observe
 from assetgate.web.openapi import make_document
+from assetgate.web.ratelimit import Network, parse_networks, storage_uri
 from assetgate.web.responses import on_app_error, on_http_exception, on_unexpected
+from assetgate.web.upstreams import CountingClient, hosts_of
 from assetgate.whois.routes import PART as WHOIS
 
 # The optimizer's catch-all "/{path}" route must come last.
 PARTS: tuple[Part, ...] = (PACKAGES, CONVERT, WHOIS, OPTIMIZER)
+
+
+NO_STORE = {"Cache-Control": "no-store"}
+
+
+class ObservedStarlette(Starlette):
+    """Starlette with ``Observe`` outside its error middleware, so a 500 is seen and tagged too."""
+
+    def __init__(self, *, trusted: Sequence[Network], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._trusted = tuple(trusted)
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return Observe(super().build_middleware_stack(), trusted=self._trusted)
+
+
+def readiness_checks(res: Resources) -> dict[str, Check]:
+    settings = res.settings
+    checks: dict[str, Check] = {"store": writable_dir(settings.store)}
+    if settings.redis_url:
+        checks["redis"] = redis_ping(settings.redis_url)
+    limiter_storage = storage_uri(settings)
+    if limiter_storage not in ("memory://", settings.redis_url):
+        checks["rate_limit_storage"] = storage_check(res.limiter.storage.check)
+    return checks
 
 
 def create_app(settings: Settings) -> Starlette:
@@ -35,30 +67,47 @@ def create_app(settings: Settings) -> Starlette:
         return JSONResponse(document)
 
     async def healthz(request: Request) -> Response:
-        return JSONResponse({"status": "ok"}, headers={"Cache-Control": "no-store"})
+        return JSONResponse({"status": "ok"}, headers=NO_STORE)
+
+    async def readyz(request: Request) -> Response:
+        status, body = await readiness(readiness_checks(resources(request)))
+        return JSONResponse(body, status_code=status, headers=NO_STORE)
+
+    async def metrics(request: Request) -> Response:
+        body = exposition(resources(request).metrics)
+        return Response(body, media_type=CONTENT_TYPE, headers=NO_STORE)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, object]]:
         vips.configure(settings)
         async with AsyncExitStack() as stack:
+            metrics = Metrics.build()
             http = await stack.enter_async_context(
-                httpx.AsyncClient(timeout=settings.upstream_timeout_s, follow_redirects=False)
+                CountingClient(
+                    errors=metrics.upstream_errors,
+                    library_hosts=hosts_of([settings.library_api, settings.library_files]),
+                    timeout=settings.upstream_timeout_s,
+                    follow_redirects=False,
+                )
             )
-            res = Resources.build(settings, http)
+            res = Resources.build(settings, http, metrics)
             stack.callback(res.gate.close)
             stack.push_async_callback(res.aclose)
-            state: dict[str, object] = {"resources": res}
+            state: dict[str, object] = {"resources": res, "metrics": res.metrics}
             for part in PARTS:
                 state[part.name] = await stack.enter_async_context(part.lifespan(res))
             yield state
 
     routes: list[BaseRoute] = [
         Route("/healthz", healthz, methods=["GET", "HEAD"]),
+        Route("/readyz", readyz, methods=["GET", "HEAD"]),
+        Route("/metrics", metrics, methods=["GET", "HEAD"]),
         Route("/openapi.json", openapi, methods=["GET", "HEAD"]),
     ]
     for part in PARTS:
         routes.extend(part.routes)
-    return Starlette(
+    return ObservedStarlette(
+        trusted=parse_networks(settings.trusted_proxies),
         routes=routes,
         lifespan=lifespan,
         exception_handlers={

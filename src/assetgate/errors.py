@@ -50,7 +50,9 @@ class AppError(Exception):
     ) -> AppError:
         """An error with a fresh ``error_id``, logged beside ``context`` (and the traceback)."""
         error_id = uuid.uuid4().hex[:16]
-        log.log(level, "error_id=%s %s", error_id, context, exc_info=exc_info)
+        # ``error_id`` as a field too: the JSON log line carries it beside the request id.
+        extra = {"error_id": error_id}
+        log.log(level, "error_id=%s %s", error_id, context, exc_info=exc_info, extra=extra)
         return cls(status, message, param=param, error_id=error_id)
 
     @classmethod

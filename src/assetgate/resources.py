@@ -18,7 +18,7 @@ from assetgate.imaging.limits import DecodeLimits
 from assetgate.minify import cache as minify_cache
 from assetgate.minify.render import Rendered
 from assetgate.settings import Settings
-from assetgate.web.fingerprint import Fingerprints
+from assetgate.web.files import Sources
 from assetgate.web.metrics import Metrics
 from assetgate.web.ratelimit import RateLimiter
 from assetgate.web.workgate import WorkGate
@@ -34,25 +34,33 @@ class Resources:
     limiter: RateLimiter
     metrics: Metrics
     decode_limits: DecodeLimits  # what one image decode may cost, for the optimizer and convert
-    fingerprints: Fingerprints  # content hash per file identity: ETags and result-cache keys
+    sources: Sources  # content fingerprints (and small files' bytes) per stat identity
     shared: SharedTier | None  # Redis (ASSETGATE_REDIS_URL): one tier, so "Redis down" logs once
     results: DiskTier | None  # the result cache's directory; None when turned off
     assets: Cache[Rendered]  # minified/gzipped CSS and JS, shared by the optimizer and packages
 
     @classmethod
-    def build(cls, settings: Settings, http: httpx.AsyncClient) -> Resources:
-        metrics = Metrics.build()
+    def build(
+        cls, settings: Settings, http: httpx.AsyncClient, metrics: Metrics | None = None
+    ) -> Resources:
+        """``metrics`` when the HTTP client already counts into them (the app's lifespan)."""
+        metrics = metrics or Metrics.build()
         results = None
         if settings.result_cache_bytes > 0:
             results = DiskTier(settings.result_cache_dir, settings.result_cache_bytes)
         return cls(
             settings=settings,
             http=http,
-            gate=WorkGate(settings.render_workers, settings.render_queue),
+            gate=WorkGate(
+                settings.render_workers,
+                settings.render_queue,
+                queue_depth=metrics.queue_depth,
+                in_flight=metrics.in_flight,
+            ),
             limiter=RateLimiter.from_settings(settings),
             metrics=metrics,
             decode_limits=DecodeLimits.from_settings(settings),
-            fingerprints=Fingerprints(),
+            sources=Sources(body_budget_bytes=settings.file_memory_bytes),
             shared=SharedTier(connect(settings.redis_url)) if settings.redis_url else None,
             results=results,
             assets=Cache(

@@ -62,6 +62,7 @@ class Settings(BaseSettings):
     fast_shrink: bool = True
     asset_max_bytes: int = Field(default=8 * 1024 * 1024, ge=1)
     asset_cache_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
+    file_memory_bytes: int = Field(default=32 * 1024 * 1024, ge=0)
 
     # --- package library (B) ------------------------------------------------------------------
     store: Path = Field(default_factory=_default_store)
@@ -74,7 +75,7 @@ class Settings(BaseSettings):
 
     # --- conversion (C) and the shared rate limiter -------------------------------------------
     rate_limit: str = "100/10 seconds"
-    rate_limit_storage: str = "memory://"
+    rate_limit_storage: str | None = None  # None: ASSETGATE_REDIS_URL when set, else memory://
     rate_limit_fail_open: bool = True
     rate_limit_parts: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: ["convert", "whois"]
@@ -102,6 +103,8 @@ class Settings(BaseSettings):
     result_cache_memory_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
 
     # --- observability: metrics, logs, health, shutdown ---------------------------------------
+    log_format: Literal["json", "text"] = "json"
+    shutdown_grace_s: int = Field(default=25, ge=0, le=3600)
 
     # --- deployment edges, signing and presets ------------------------------------------------
 

@@ -25,7 +25,7 @@ from assetgate.minify.cache import RENDERED
 from assetgate.minify.minifiers import minify_css, minify_js
 from assetgate.minify.render import Rendered
 from assetgate.minify.respond import asset_response, is_asset
-from assetgate.web.fingerprint import Fingerprints
+from assetgate.web.files import Sources
 from assetgate.web.paths import resolve_under
 from assetgate.web.responses import on_app_error
 from assetgate.web.workgate import WorkGate
@@ -54,9 +54,9 @@ class Harness:
         return path
 
 
-def make_app(root: Path, gate: WorkGate, cache: Cache[Rendered], max_bytes: int) -> Starlette:
-    fingerprints = Fingerprints()
-
+def make_app(
+    root: Path, gate: WorkGate, cache: Cache[Rendered], sources: Sources, max_bytes: int
+) -> Starlette:
     async def serve(request: Request) -> Response:
         found = resolve_under(root, request.path_params["path"])
         if found is None or not is_asset(found.path):
@@ -66,8 +66,8 @@ def make_app(root: Path, gate: WorkGate, cache: Cache[Rendered], max_bytes: int)
             found.path,
             source_stat=found.stat,
             gate=gate,
+            sources=sources,
             cache=cache,
-            fingerprints=fingerprints,
             cache_control="public, max-age=60",
             max_bytes=max_bytes,
             extra_headers={"Access-Control-Allow-Origin": "*"},
@@ -94,7 +94,8 @@ class make_harness:
         )
 
     async def __aenter__(self) -> Harness:
-        app = make_app(self.root, self.gate, self.cache, self.max_bytes)
+        sources = Sources(body_budget_bytes=1_000_000)
+        app = make_app(self.root, self.gate, self.cache, sources, self.max_bytes)
         self.client = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app), base_url="http://assets.test"
         )
@@ -245,9 +246,9 @@ async def test_etag_depends_on_flags_encoding_and_file(harness: Harness) -> None
     assert await etag("?compress=1") == tags["plain"]  # no gzip accepted: the same bytes
     stat = path.stat()
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
-    assert await etag("?min=1") == tags["min"]  # the tag names the content, not the mtime
-    path.write_bytes(JS.replace(b"add", b"sum"))  # same size, new content
-    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # and its old mtime back
+    assert await etag("?min=1") == tags["min"]  # the tag is the content's, not the mtime's
+    path.write_bytes(JS.replace(b"add", b"sum"))  # same size, new bytes
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert await etag("?min=1") != tags["min"]
 
 

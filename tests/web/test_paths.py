@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from assetgate.web.paths import resolve_under
+from assetgate.web.paths import locate, resolve_under
 
 UNSAFE = [
     "",
@@ -65,3 +65,15 @@ def test_safe_paths_resolve(root: Path) -> None:
     linked = resolve_under(root, "inside-link.png")
     assert linked is not None
     assert linked.path == (root / "dir" / "ok.png").resolve()
+
+
+def test_locate_follows_symlinks_that_stay_inside_and_refuses_the_rest(root: Path) -> None:
+    os.symlink(root / "dir", root / "alias")
+    real_root = os.path.realpath(root)
+    ok = Path(real_root, "dir", "ok.png")
+    for inside in ("dir/ok.png", "alias/ok.png", "inside-link.png"):
+        found = locate(real_root, inside)
+        assert found is not None, inside
+        assert (found.path, found.stat.st_ino) == (ok, ok.stat().st_ino)
+    for outside in ("link-out/canary.txt", "escape.txt", "dir/ok.png/x", "alias/../x", "dir"):
+        assert locate(real_root, outside) is None, outside

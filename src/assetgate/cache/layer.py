@@ -81,6 +81,14 @@ class Cache(Generic[T]):
         """The value if this process holds it (no I/O, no counting)."""
         return self.memory.get(key)
 
+    def get(self, key: str) -> T | None:
+        """The value if this process holds it, counted as a hit (a hot path's fast answer); a
+        miss is not counted here, the ``get_or_compute`` that follows counts it."""
+        held = self.memory.get(key)
+        if held is not None:
+            self._count("hit")
+        return held
+
     async def get_or_compute(
         self, key: str, compute: Callable[[], Awaitable[T]], *, refresh: bool = False
     ) -> tuple[T, bool]:

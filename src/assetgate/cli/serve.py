@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from pathlib import Path
@@ -13,7 +12,10 @@ import uvicorn
 from starlette.applications import Starlette
 
 from assetgate.cli.settings_errors import load_settings
+from assetgate.cli.supervisor import run_server
 from assetgate.settings import Settings
+from assetgate.web.logs import configure_logging
+from assetgate.web.ratelimit import shared_budget_problem
 
 FLAGS = {"root": "--root", "host": "--host", "port": "--port", "workers": "--workers"}
 
@@ -22,7 +24,9 @@ def app_factory() -> Starlette:
     """Used by uvicorn's worker processes: each builds its app from the environment."""
     from assetgate.app import create_app
 
-    return create_app(Settings())
+    settings = Settings()
+    configure_logging(settings.log_level, settings.log_format)
+    return create_app(settings)
 
 
 def add_parser(sub: Any) -> None:
@@ -50,26 +54,31 @@ def run(args: argparse.Namespace) -> int:
         named = "--root" if "root" in overrides else "ASSETGATE_ROOT"
         print(f"assetgate: {named}: {settings.root} is not a directory", file=sys.stderr)
         return 2
+    problem = shared_budget_problem(settings)
+    if problem is not None:
+        print(f"assetgate: {problem}", file=sys.stderr)
+        return 2
     # Worker processes rebuild Settings from the environment: hand the overrides down that way.
     for key, value in overrides.items():
         os.environ[f"ASSETGATE_{key.upper()}"] = str(value)
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(levelname)s %(name)s %(message)s"
-    )
+    configure_logging(settings.log_level, settings.log_format)
     print(welcome(settings), file=sys.stderr, flush=True)
-    uvicorn.run(
+    config = uvicorn.Config(
         "assetgate.cli.serve:app_factory",
         factory=True,
         host=settings.host,
         port=settings.port,
         workers=settings.workers,
         log_level=settings.log_level,
+        log_config=None,  # our handler, our format (web.logs)
+        access_log=False,  # web.observe writes the one access line
         server_header=False,
         # uvicorn would otherwise believe X-Forwarded-For from 127.0.0.1 and rewrite the client
         # address before the rate limiter sees it; ASSETGATE_TRUSTED_PROXIES decides that instead.
         proxy_headers=False,
+        timeout_graceful_shutdown=settings.shutdown_grace_s,
     )
-    return 0
+    return run_server(config)
 
 
 def welcome(settings: Settings) -> str:
@@ -82,6 +91,6 @@ def welcome(settings: Settings) -> str:
     lines += [
         f"  {base}/npm              package search",
         f"  {base}/openapi.json     the API description",
-        f"  {base}/healthz          health",
+        f"  {base}/healthz          alive   ({base}/readyz ready, {base}/metrics Prometheus)",
     ]
     return "\n".join(lines)

@@ -4,12 +4,14 @@ Shared by the optimizer (document-root files) and the package library (pinned pa
 both behave the same. Callers have already checked the method and the path's safety; this module
 owns everything after that, in the order of a cheap request first:
 
-1. flags (400 naming a bad ``min``/``compress``/``safe``), one ``stat``, a sniff of the first bytes
-   (binary → 415);
-2. the plan (transformation and encoding, from the flags and ``Accept-Encoding``), the ETag over
-   the file's content fingerprint and the plan → 304 before any work;
-3. nothing asked → the file itself (``X-Optimizer-Status: passthrough``);
-4. otherwise the cached rendering, or one render through the CPU gate, then the headers.
+1. flags (400 naming a bad ``min``/``compress``/``safe``), the caller's one ``stat``, the file's
+   version (content fingerprint, remembered per stat identity: ``web.files``);
+2. the plan (transformation and encoding, from the flags and ``Accept-Encoding``); once per
+   version and plan: a sniff of the first bytes (binary → 415), the ETag over the content and
+   the plan, the header blocks (``web.prepared``);
+3. 304 before any work; nothing asked → the file itself (``X-Optimizer-Status: passthrough``);
+4. otherwise the cached rendering (a repeat is a header-block copy and the cached bytes), or one
+   render through the CPU gate, then the headers.
 """
 
 from __future__ import annotations
@@ -24,16 +26,18 @@ from typing import Final
 import rcssmin
 import rjsmin
 from starlette.requests import Request
-from starlette.responses import FileResponse, Response
+from starlette.responses import Response
 
 from assetgate.cache import Cache
 from assetgate.errors import AppError
 from assetgate.minify.render import Rendered, render_file
 from assetgate.minify.sniff import SNIFF_BYTES, looks_binary
-from assetgate.minify.spec import MEDIA_TYPES, kind_of, make_plan, parse_asset_spec
-from assetgate.web.caching import make_etag, request_is_not_modified, validator_headers
-from assetgate.web.fingerprint import Fingerprints
+from assetgate.minify.spec import MEDIA_TYPES, AssetSpec, kind_of, make_plan, parse_asset_spec
+from assetgate.web.caching import make_etag
+from assetgate.web.files import Source, Sources
+from assetgate.web.prepared import BlockResponse, Prepared
 from assetgate.web.savings import savings_headers
+from assetgate.web.sendfile import send_file
 from assetgate.web.workgate import WorkGate
 
 log = logging.getLogger("assetgate.minify")
@@ -46,17 +50,17 @@ def is_asset(path: Path | str) -> bool:
     return kind_of(path) is not None
 
 
-def _read_head(source: Path) -> bytes:
+def _read_head(source: str | Path) -> bytes:
     try:
-        with source.open("rb") as handle:
+        with open(source, "rb") as handle:
             return handle.read(SNIFF_BYTES)
     except OSError as exc:
         raise AppError.not_found() from exc
 
 
-def _stat_regular(source: Path) -> os.stat_result:
+def _stat_regular(source: str | Path) -> os.stat_result:
     try:
-        info = source.stat()
+        info = os.stat(source)
     except OSError as exc:
         raise AppError.not_found() from exc
     if not stat.S_ISREG(info.st_mode):
@@ -66,27 +70,28 @@ def _stat_regular(source: Path) -> os.stat_result:
 
 async def asset_response(
     request: Request,
-    source: Path,
+    source: str | Path,
     *,
     source_stat: os.stat_result | None = None,
     gate: WorkGate,
     cache: Cache[Rendered],
-    fingerprints: Fingerprints,
+    sources: Sources,
     cache_control: str,
     max_bytes: int,
     extra_headers: Mapping[str, str] | None = None,
+    spec: AssetSpec | None = None,
 ) -> Response:
     """Answer GET or HEAD for the CSS/JS file ``source`` (already resolved and safe).
 
-    ``source_stat``: the path gate's stat of ``source`` when the caller has it (else one is taken).
+    ``source_stat``: the path gate's stat of ``source`` when the caller has it (else one is taken);
+    ``spec``: the flags, when the caller has read them already.
     """
     kind = kind_of(source)
     if kind is None:
         raise AppError.unsupported_media("not a CSS or JavaScript file")
-    spec = parse_asset_spec(request.query_params)
+    if spec is None:
+        spec = parse_asset_spec(request.query_params)
     info = source_stat if source_stat is not None else _stat_regular(source)
-    if looks_binary(_read_head(source)):
-        raise AppError.unsupported_media("the file is not CSS or JavaScript text")
     plan = make_plan(
         spec,
         kind,
@@ -94,47 +99,71 @@ async def asset_response(
         size=info.st_size,
         max_bytes=max_bytes,
     )
-    if plan.oversize:
-        log.info(
-            "asset served unminified: %s bytes is over the %s byte cap", info.st_size, max_bytes
-        )
-    try:
-        content = await fingerprints.of(source, info)
-    except OSError as exc:
-        raise AppError.not_found() from exc
-    etag = make_etag(ENGINE_VERSION, content or str(info), plan.transform, plan.encoding)
-    headers = {
-        **(extra_headers or {}),
-        **validator_headers(etag, info.st_mtime, cache_control),
-        "X-Content-Type-Options": "nosniff",  # a script is only ever run as what we say it is
-    }
-    if plan.vary:
-        headers["Vary"] = "Accept-Encoding"
-    if request_is_not_modified(request, etag, info.st_mtime):
-        return Response(status_code=304, headers=headers)
-    media_type = MEDIA_TYPES[kind]
+    version = await sources.identify(source, info)
+    extra = extra_headers or {}
+    variant = (plan, cache_control, tuple(extra.items()))
+
+    def validators(version: Source) -> Prepared:
+        """Once per file version and variant: the sniff (415), the ETag and the headers."""
+        head = version.body[:SNIFF_BYTES] if version.body is not None else _read_head(source)
+        if looks_binary(head):
+            raise AppError.unsupported_media("the file is not CSS or JavaScript text")
+        if plan.oversize:
+            log.info(
+                "asset served unminified: %s bytes is over the %s byte cap", version.size, max_bytes
+            )
+        etag = make_etag(ENGINE_VERSION, version.fingerprint, plan.transform, plan.encoding)
+        headers = {
+            **extra,
+            "ETag": etag,
+            "Last-Modified": version.last_modified,
+            "Cache-Control": cache_control,
+            "X-Content-Type-Options": "nosniff",  # a script is only ever run as what we say it is
+        }
+        if plan.vary:
+            headers["Vary"] = "Accept-Encoding"
+        ok = None
+        if plan.is_passthrough:
+            ok = {
+                "X-Optimizer-Status": "passthrough",
+                "X-Original-Size": str(version.size),
+                "Content-Type": MEDIA_TYPES[kind],
+                "Accept-Ranges": "bytes",
+                "Content-Length": str(version.size),
+            }
+        return Prepared.build(etag, version.mtime, headers, ok)
+
+    prepared = version.prepare(variant, validators)
     if plan.is_passthrough:
-        headers["X-Optimizer-Status"] = "passthrough"
-        headers["X-Original-Size"] = str(info.st_size)
-        return FileResponse(source, headers=headers, media_type=media_type, stat_result=info)
+        return send_file(request, source, info, version, prepared)
+    if prepared.matches(request):
+        return BlockResponse(304, prepared.not_modified)
+    hit = cache.get(prepared.etag) if prepared.ok is not None else None
+    if hit is not None and prepared.ok is not None:
+        return BlockResponse(200, prepared.ok, b"" if request.method == "HEAD" else hit.body)
 
     async def render() -> Rendered:
-        rendered = await gate.run(render_file, source, plan, max_bytes)
+        rendered = await gate.run(render_file, Path(source), plan, max_bytes)
         if rendered.note is not None:
             log.warning(
-                "asset %s served without %s: %s", source.name, plan.transform, rendered.note
+                "asset %s served without %s: %s",
+                os.path.basename(source),
+                plan.transform,
+                rendered.note,
             )
         return rendered
 
-    if content is None:  # the file is being rewritten: answer, but keep nothing
-        rendered, hit = await render(), False
-    else:
-        rendered, hit = await cache.get_or_compute(etag, render)
-    headers.update(_result_headers(rendered))
-    headers["X-Asset-Cache"] = "hit" if hit else "miss"
+    rendered, hit_lower = await cache.get_or_compute(prepared.etag, render)
+    fixed = {
+        **_result_headers(rendered),
+        "Content-Length": str(len(rendered.body)),
+        "Content-Type": MEDIA_TYPES[kind],
+    }
+    version.keep(variant, prepared.with_ok({**fixed, "X-Asset-Cache": "hit"}))
+    headers = {**prepared.headers, **fixed}
+    headers["X-Asset-Cache"] = "hit" if hit_lower else "miss"
     body = b"" if request.method == "HEAD" else rendered.body
-    headers["Content-Length"] = str(len(rendered.body))
-    return Response(body, headers=headers, media_type=media_type)
+    return Response(body, headers=headers)
 
 
 def _result_headers(rendered: Rendered) -> dict[str, str]:

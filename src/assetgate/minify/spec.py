@@ -9,6 +9,7 @@ exist and ``safe`` is accepted and ignored.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -27,7 +28,7 @@ MEDIA_TYPES: Final[Mapping[AssetKind, str]] = {"css": CSS, "js": JAVASCRIPT}
 
 
 def kind_of(path: PurePath | str) -> AssetKind | None:
-    return KINDS.get(PurePath(path).suffix.lower())
+    return KINDS.get(os.path.splitext(path)[1].lower())
 
 
 @dataclass(frozen=True, slots=True)

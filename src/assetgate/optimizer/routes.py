@@ -1,11 +1,14 @@
 """HTTP edge of the optimizer: ``GET /?file=<path>&...`` and the public form ``GET /<path>?...``.
 
-The route reads like the request's data flow (DESIGN §3): method -> parameters (400) -> safe path
-(404; the gate's stat is the only one) -> ETag (over the content fingerprint) -> 304 before any
-decoding -> the result cache (``X-Optimizer-Cache``) -> one job through the WorkGate (sniff 415,
-header limits 413, codecs 501, render) -> headers. CSS and JavaScript files go to the shared CSS/JS
-floor (``minify``). A public URL without any optimizer parameter is a static file. Every method is
-routed here so that anything but GET/HEAD/OPTIONS gets our 405 with ``Allow`` (``web.http``).
+The route reads like the request's data flow (DESIGN §3): method -> parameters (400, read once
+per query string) -> safe path (404; the gate's stat is the only one) -> the file's version
+(content fingerprint, remembered per stat identity) -> ETag and headers, prepared once per version
+and variant -> 304 before any decoding -> the result cache (``X-Optimizer-Cache``; a hit is the
+variant's prepared header block and the kept bytes) -> one job through the WorkGate (sniff 415,
+header limits 413, codecs 501, render) -> headers. CSS and JavaScript files go to the shared
+CSS/JS floor (``minify``). A public URL without any optimizer parameter is a static file. Every
+method is routed here so that anything but GET/HEAD/OPTIONS gets our 405 with ``Allow``
+(``web.http``).
 """
 
 from __future__ import annotations
@@ -30,16 +33,20 @@ from assetgate.optimizer import results
 from assetgate.optimizer.openapi import make_paths
 from assetgate.optimizer.params import FILE_PARAM
 from assetgate.optimizer.plan import Limits, Negotiation
+from assetgate.optimizer.queries import QueryReader, query_reader
 from assetgate.optimizer.render import Job, Outcome, process
-from assetgate.optimizer.spec import ImageSpec, is_recognised, parse_spec
+from assetgate.optimizer.spec import ImageSpec
+from assetgate.optimizer.static import static_prepared
 from assetgate.part import Part, part_state
 from assetgate.resources import Resources, resources
-from assetgate.web.caching import make_etag, request_is_not_modified, validator_headers
+from assetgate.web.caching import make_etag
+from assetgate.web.files import Source, stat_key
 from assetgate.web.http import READ_METHODS, any_method, body_for
-from assetgate.web.mediatypes import media_type
 from assetgate.web.params import read_str
-from assetgate.web.paths import resolve_under
+from assetgate.web.paths import locate
+from assetgate.web.prepared import BlockResponse, Prepared
 from assetgate.web.savings import savings_headers
+from assetgate.web.sendfile import send_file
 
 RESERVED: Final = ("cache/",)
 EXPOSED: Final = (
@@ -53,6 +60,8 @@ class OptimizerState:
     engine: str
     limits: Limits
     cors: Mapping[str, str]
+    real_root: str  # the document root's realpath, resolved once
+    read_query: QueryReader
     results: Cache[Outcome] | None  # None: ASSETGATE_RESULT_CACHE_BYTES=0
 
 
@@ -80,6 +89,8 @@ async def lifespan(res: Resources) -> AsyncIterator[OptimizerState]:
             "Access-Control-Allow-Origin": settings.cors_origin,
             "Access-Control-Expose-Headers": EXPOSED,
         },
+        real_root=os.path.realpath(settings.root),
+        read_query=query_reader(),
         results=cache,
     )
     if cache is not None:
@@ -102,13 +113,11 @@ async def public_file(request: Request) -> Response:
 async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Response:
     res = resources(request)
     state: OptimizerState = part_state(request, "optimizer")
-    query = request.query_params
-    static = static_when_plain and not is_recognised(query)
-    spec = None if static else parse_spec(query)
-    found = resolve_under(res.settings.root, name, reserved=RESERVED)
+    query = state.read_query(request.scope["query_string"], static_when_plain)
+    found = locate(state.real_root, name, reserved=RESERVED)
     if found is None:
         raise AppError.not_found()
-    path, info = found.path, found.stat
+    path, info = found.real, found.stat
     if is_asset(path):
         return await asset_response(
             request,
@@ -116,13 +125,19 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
             source_stat=info,
             gate=res.gate,
             cache=res.assets,
-            fingerprints=res.fingerprints,
+            sources=res.sources,
             cache_control=res.settings.cache_control,
             max_bytes=res.settings.asset_max_bytes,
             extra_headers=state.cors,
+            spec=query.asset,
         )
+    spec = query.image
     if spec is None:
-        return _static(request, path, info, res.settings.cache_control, state)
+        source = await res.sources.identify(path, info)
+        prepared = static_prepared(
+            path, source, cache_control=res.settings.cache_control, cors=state.cors
+        )
+        return send_file(request, path, info, source, prepared)
     if info.st_size > res.settings.max_source_bytes:
         raise AppError.too_large(
             f"source file is over the limit of {res.settings.max_source_bytes} bytes"
@@ -130,31 +145,49 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
     negotiation = Negotiation.from_accept(
         request.headers.get("accept"), state.limits.decode.disabled
     )
-    try:
-        content = await res.fingerprints.of(path, info)
-    except OSError:
-        raise AppError.not_found() from None
-    etag = make_etag(
-        state.engine, content or str(info), spec.cache_key(), negotiation.bucket(spec.format)
-    )
+    source = await res.sources.identify(path, info)
+    variant = (query.cache_key, negotiation.bucket(spec.format))
+
+    def validators(source: Source) -> Prepared:
+        etag = make_etag(state.engine, source.fingerprint, *variant)
+        headers = _image_headers(etag, source, spec, res.settings.cache_control, state)
+        return Prepared.build(etag, source.mtime, headers)
+
+    prepared = source.prepare(variant, validators)
+    if prepared.matches(request):
+        return BlockResponse(304, prepared.not_modified)
+    cache = state.results
+    if cache is not None and prepared.ok is not None:  # the variant was rendered and kept here
+        held = cache.get(prepared.etag)
+        if held is not None and held.body is not None:
+            return BlockResponse(200, prepared.ok, body_for(request, held.body))
+    job = _job(found.path, info, spec, negotiation, res, state)
+    if cache is None or source.key != stat_key(info):  # off, or the file is being rewritten
+        outcome, cache_state = await res.gate.run(process, job), "BYPASS"
+    else:
+        outcome, hit = await cache.get_or_compute(prepared.etag, lambda: res.gate.run(process, job))
+        cache_state = "HIT" if hit else "MISS"
+    if outcome.body is None:  # a pass-through is the file itself: no cache state (§2.3)
+        return _passthrough(found.path, info, outcome, dict(prepared.headers))
+    if cache_state != "BYPASS":  # the next request for this variant is a header-block copy
+        source.keep(variant, prepared.with_ok(_rendered_headers(info, outcome, "HIT")))
+    headers = {**prepared.headers, **_rendered_headers(info, outcome, cache_state)}
+    return Response(body_for(request, outcome.body), headers=headers)
+
+
+def _image_headers(
+    etag: str, source: Source, spec: ImageSpec, cache_control: str, state: OptimizerState
+) -> dict[str, str]:
     headers = {
         **state.cors,
-        **validator_headers(etag, info.st_mtime, res.settings.cache_control),
+        "ETag": etag,
+        "Last-Modified": source.last_modified,
+        "Cache-Control": cache_control,
         "X-Content-Type-Options": "nosniff",
     }
     if spec.format is None:
         headers["Vary"] = "Accept"
-    if request_is_not_modified(request, etag, info.st_mtime):
-        return Response(status_code=304, headers=headers)
-    job = _job(path, info, spec, negotiation, res, state)
-    if state.results is None or content is None:  # off, or the file is being rewritten
-        outcome, cache_state = await res.gate.run(process, job), "BYPASS"
-    else:
-        outcome, hit = await state.results.get_or_compute(etag, lambda: res.gate.run(process, job))
-        cache_state = "HIT" if hit else "MISS"
-    if outcome.body is not None:  # a pass-through is the file itself: no cache state (§2.3)
-        headers["X-Optimizer-Cache"] = cache_state
-    return _answer(request, path, info, outcome, headers)
+    return headers
 
 
 def _job(
@@ -177,44 +210,28 @@ def _job(
     )
 
 
-def _answer(
-    request: Request,
-    path: Path,
-    info: os.stat_result,
-    outcome: Outcome,
-    headers: dict[str, str],
+def _passthrough(
+    path: Path, info: os.stat_result, outcome: Outcome, headers: dict[str, str]
 ) -> Response:
-    content_type = MEDIA_TYPES[outcome.output]
     headers["X-Output-Format"] = outcome.output
-    if outcome.body is None:
-        headers["X-Original-Size"] = str(info.st_size)
-        headers["X-Optimizer-Status"] = "passthrough"
-        return FileResponse(path, headers=headers, media_type=content_type, stat_result=info)
+    headers["X-Original-Size"] = str(info.st_size)
+    headers["X-Optimizer-Status"] = "passthrough"
+    return FileResponse(
+        path, headers=headers, media_type=MEDIA_TYPES[outcome.output], stat_result=info
+    )
+
+
+def _rendered_headers(info: os.stat_result, outcome: Outcome, cache_state: str) -> dict[str, str]:
+    """What a rendering adds to the variant's shared headers."""
+    assert outcome.body is not None
     size = len(outcome.body)
-    headers.update(savings_headers(info.st_size, size))
-    headers["Content-Length"] = str(size)
-    return Response(body_for(request, outcome.body), headers=headers, media_type=content_type)
-
-
-def _static(
-    request: Request,
-    path: Path,
-    info: os.stat_result,
-    cache_control: str,
-    state: OptimizerState,
-) -> Response:
-    """A public URL with no optimizer parameter: the file as it is, with validators."""
-    etag = make_etag("static", info.st_ino, info.st_size, info.st_mtime_ns)
-    headers = {
-        **state.cors,
-        **validator_headers(etag, info.st_mtime, cache_control),
-        "X-Content-Type-Options": "nosniff",
-        "X-Optimizer-Status": "passthrough",
-        "X-Original-Size": str(info.st_size),
+    return {
+        "X-Output-Format": outcome.output,
+        "X-Optimizer-Cache": cache_state,
+        **savings_headers(info.st_size, size),
+        "Content-Length": str(size),
+        "Content-Type": MEDIA_TYPES[outcome.output],
     }
-    if request_is_not_modified(request, etag, info.st_mtime):
-        return Response(status_code=304, headers=headers)
-    return FileResponse(path, headers=headers, media_type=media_type(path.name), stat_result=info)
 
 
 def _cors(request: Request) -> Mapping[str, str]:

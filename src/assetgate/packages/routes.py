@@ -302,7 +302,7 @@ async def _file_response(
                 blob,
                 gate=res.gate,
                 cache=res.assets,
-                fingerprints=res.fingerprints,
+                sources=res.sources,
                 cache_control=PINNED_CACHE,
                 max_bytes=res.settings.asset_max_bytes,
                 extra_headers={

@@ -1,9 +1,10 @@
 """One audited gate from an untrusted URL path to a file under a root (cf. werkzeug safe_join).
 
 Every refusal is ``None``; callers answer 404 with the same text as a missing file, so the gate is
-no oracle. The checks are lexical first (cheap, no filesystem access for hostile input), then a
-``realpath`` containment check catches symlinks that leave the root. The one ``stat`` the gate needs
-to know it found a regular file is handed back, so no caller stats the file again.
+no oracle. The checks are lexical first (cheap, no filesystem access for hostile input), then the
+path is walked with ``lstat`` and a symlink anywhere on it goes through a ``realpath`` containment
+check, which catches symlinks that leave the root. The one ``stat`` the gate needs to know it found
+a regular file is handed back, so no caller stats the file again.
 """
 
 from __future__ import annotations
@@ -48,23 +49,57 @@ def clean_relative(untrusted: str, *, reserved: tuple[str, ...] = ()) -> str | N
 
 @dataclass(frozen=True, slots=True)
 class Located:
-    path: Path  # real path, under the root
+    real: str  # real path, under the root (a str: building a Path costs more than the lstat)
     stat: os.stat_result  # of that regular file, taken by the gate
+
+    @property
+    def path(self) -> Path:
+        return Path(self.real)
 
 
 def resolve_under(root: Path, untrusted: str, *, reserved: tuple[str, ...] = ()) -> Located | None:
     """The regular file under ``root`` named by ``untrusted``, with its stat, or None."""
+    return locate(os.path.realpath(root), untrusted, reserved=reserved)
+
+
+def locate(real_root: str, untrusted: str, *, reserved: tuple[str, ...] = ()) -> Located | None:
+    """``resolve_under`` for a root already made real (once, by the caller's lifespan).
+
+    The components are walked with ``lstat`` (one call for a file at the top): with no symlink on
+    the way the file is beneath the root by construction, since ``..`` never passes
+    ``clean_relative``; with one, ``realpath`` and a containment check decide.
+    """
     cleaned = clean_relative(untrusted, reserved=reserved)
     if cleaned is None:
         return None
-    real_root = os.path.realpath(root)
-    candidate = os.path.realpath(os.path.join(real_root, cleaned))
-    if os.path.commonpath([real_root, candidate]) != real_root or candidate == real_root:
-        return None
+    candidate = f"{real_root.rstrip('/')}/{cleaned}"
     try:
-        info = os.stat(candidate)
+        info = os.lstat(candidate)
+        linked = stat.S_ISLNK(info.st_mode) or _through_symlink(candidate, cleaned.count("/"))
     except OSError:
         return None
-    if not stat.S_ISREG(info.st_mode):
+    if linked:
+        return _locate_linked(real_root, candidate)
+    return Located(candidate, info) if stat.S_ISREG(info.st_mode) else None
+
+
+def _through_symlink(candidate: str, depth: int) -> bool:
+    """Whether one of the ``depth`` directories above ``candidate`` (below the root) is a symlink;
+    OSError when one is missing."""
+    path = candidate
+    for _ in range(depth):
+        path = os.path.dirname(path)
+        if stat.S_ISLNK(os.lstat(path).st_mode):
+            return True
+    return False
+
+
+def _locate_linked(real_root: str, candidate: str) -> Located | None:
+    real = os.path.realpath(candidate)
+    if os.path.commonpath([real_root, real]) != real_root or real == real_root:
         return None
-    return Located(Path(candidate), info)
+    try:
+        info = os.stat(real)
+    except OSError:
+        return None
+    return Located(real, info) if stat.S_ISREG(info.st_mode) else None

@@ -3,7 +3,10 @@
 Spec §8: more than 100 requests in 10 seconds answers 429, and the budget is shared among the
 rate-limited interfaces, so every part spends from the same key (the client address), never a
 per-route one. Storage is ``memory://`` (one process) or ``redis://host:port`` (one budget for
-every worker and machine that points at the same Redis).
+every worker and machine that points at the same Redis); ``ASSETGATE_RATE_LIMIT_STORAGE`` wins,
+else ``ASSETGATE_REDIS_URL``, else memory. Several worker processes on ``memory://`` would each
+keep a budget of their own and multiply the limit, so ``assetgate serve`` refuses that
+(``shared_budget_problem``) instead of doing it silently.
 
 What a client sees (draft-ietf-httpapi-ratelimit-headers-10, RFC 6585 §4, RFC 9110 §10.2.3):
 every limited response carries ``RateLimit-Policy: "default";q=100;w=10`` and
@@ -21,6 +24,7 @@ can prepend anything it likes, so the right-most untrusted hop is the one that c
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import logging
 import math
@@ -133,6 +137,17 @@ def _is_trusted(address: Address, trusted: Sequence[Network]) -> bool:
     return any(address.version == net.version and address in net for net in trusted)
 
 
+def trusted_peer(peer: str | None, trusted: tuple[Network, ...]) -> bool:
+    """Whether the socket peer is a configured proxy (whose headers are believed)."""
+    return bool(trusted) and peer is not None and _trusted_peer(peer, trusted)
+
+
+@functools.lru_cache(maxsize=1024)  # a handful of proxies ask again and again: parse once
+def _trusted_peer(peer: str, trusted: tuple[Network, ...]) -> bool:
+    address = _parse_hop(peer)
+    return address is not None and _is_trusted(address, trusted)
+
+
 def client_address(
     peer: str | None, forwarded_for: Sequence[str], trusted: Sequence[Network]
 ) -> str:
@@ -178,6 +193,32 @@ def open_storage(uri: str) -> Storage:
     return storage
 
 
+MEMORY_STORAGE: Final = "memory://"
+
+
+def storage_uri(settings: Settings) -> str:
+    """The explicit storage, else the shared Redis, else this process's memory."""
+    return settings.rate_limit_storage or settings.redis_url or MEMORY_STORAGE
+
+
+def shared_budget_problem(settings: Settings) -> str | None:
+    """Why these settings would multiply the budget across worker processes, or None.
+
+    A machine-local shared store would still leave each machine with its own budget and add a
+    lock round trip to every request; Redis is the one store that shares it everywhere, and one
+    process already uses every core for images. So: Redis, or one worker.
+    """
+    if settings.workers < 2 or not settings.rate_limit_parts:
+        return None
+    if not storage_uri(settings).startswith(MEMORY_STORAGE):
+        return None
+    return (
+        f"ASSETGATE_RATE_LIMIT_STORAGE: memory:// keeps one budget per worker process, so "
+        f"{settings.workers} workers would allow {settings.workers}x ASSETGATE_RATE_LIMIT; "
+        f"set ASSETGATE_REDIS_URL (or a redis:// storage), or run one worker"
+    )
+
+
 class RateLimiter:
     """One shared budget; ``hit`` charges a request and answers with the header fields."""
 
@@ -202,7 +243,7 @@ class RateLimiter:
     def from_settings(cls, settings: Settings) -> RateLimiter:
         return cls(
             settings.rate_limit,
-            settings.rate_limit_storage,
+            storage_uri(settings),
             fail_open=settings.rate_limit_fail_open,
             trusted_proxies=settings.trusted_proxies,
         )

@@ -14,6 +14,9 @@ Cancellation (the client went away, a sibling upload failed): a job that has not
 starts, even when a thread frees up before the loop has delivered the cancellation; a job that is
 running is waited for before the cancellation goes on, so its caller never cleans up files that
 a thread is still using (what anyio's ``to_thread`` did for the first design).
+
+The optional gauges (``assetgate_render_queue_depth``, ``assetgate_render_in_flight``) follow
+every job: waiting from admission until a thread picks it up, in flight while it runs.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+from prometheus_client import Gauge
+
 from assetgate.errors import AppError
 
 T = TypeVar("T")
@@ -35,7 +40,16 @@ class _Abandoned(Exception):
 
 
 class WorkGate:
-    def __init__(self, workers: int, queue: int) -> None:
+    def __init__(
+        self,
+        workers: int,
+        queue: int,
+        *,
+        queue_depth: Gauge | None = None,
+        in_flight: Gauge | None = None,
+    ) -> None:
+        self._queue_depth = queue_depth
+        self._in_flight = in_flight
         self._workers = workers
         self._capacity = workers + queue
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="assetgate-work")
@@ -53,19 +67,32 @@ class WorkGate:
             self._admitted += 1
         caller = asyncio.current_task()
         context = contextvars.copy_context()
+        started = threading.Event()
 
         def job() -> T:
+            started.set()
+            self._gauge(self._queue_depth, -1)
             # Task.cancelling() is set by Task.cancel() at once, before the loop delivers it.
             if caller is not None and caller.cancelling():
                 raise _Abandoned
-            return context.run(fn, *args)
+            self._gauge(self._in_flight, 1)
+            try:
+                return context.run(fn, *args)
+            finally:
+                self._gauge(self._in_flight, -1)
 
+        def release(_: object = None) -> None:
+            if not started.is_set():  # dropped while waiting
+                self._gauge(self._queue_depth, -1)
+            self._release()
+
+        self._gauge(self._queue_depth, 1)
         try:
             future = self._pool.submit(job)
         except BaseException:
-            self._release()
+            release()
             raise
-        future.add_done_callback(self._release)
+        future.add_done_callback(release)
         waiter = asyncio.wrap_future(future)
         try:
             return await asyncio.shield(waiter)
@@ -80,7 +107,12 @@ class WorkGate:
                     break
             raise
 
-    def _release(self, _: object = None) -> None:
+    @staticmethod
+    def _gauge(gauge: Gauge | None, change: int) -> None:
+        if gauge is not None:
+            gauge.inc(change)
+
+    def _release(self) -> None:
         with self._lock:
             self._admitted -= 1
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -119,7 +119,9 @@ class Resolver:
         bootstrap: BootstrapFile,
         http: httpx.AsyncClient,
         timeout_s: float,
+        on_server_error: Callable[[], None] = lambda: None,
     ) -> None:
+        self._on_server_error = on_server_error  # counts failed port-43 queries (metrics)
         self._servers = servers
         self._bootstrap = bootstrap
         self._http = http
@@ -213,9 +215,13 @@ class Resolver:
                     raise RefusedServer("referral to a port other than 43")
                 address = await public_address(server.host, server.port)
             async with self._slot(server.name):
-                data = await query_port43(
-                    address, server.port, line, timeout_s=deadline - self._now()
-                )
+                try:
+                    data = await query_port43(
+                        address, server.port, line, timeout_s=deadline - self._now()
+                    )
+                except FetchError:
+                    self._on_server_error()
+                    raise
         except FetchError as exc:
             raise named_failure(whois_label(server, tld), exc) from None
         text, _charset = decode(data, server.charsets)

@@ -31,6 +31,7 @@ from assetgate.resources import Resources
 from assetgate.settings import Settings
 from assetgate.web.http import any_method
 from assetgate.web.params import read_bool
+from assetgate.web.upstreams import WHOIS_SERVER
 from assetgate.whois.bootstrap import BootstrapFile
 from assetgate.whois.domain import PARAM, Domain, normalise_tld, parse_domain, registrable
 from assetgate.whois.lookup import Answer, Resolver
@@ -101,6 +102,7 @@ async def lifespan(res: Resources) -> AsyncIterator[WhoisState]:
         bootstrap=BootstrapFile(settings.rdap_bootstrap),
         http=res.http,
         timeout_s=settings.whois_timeout_s,
+        on_server_error=res.metrics.upstream_errors.labels(WHOIS_SERVER).inc,
     )
     state = WhoisState(
         resolver=resolver,

@@ -1,0 +1,42 @@
+"""The optimizer's reading of a query string, remembered per app.
+
+Validating every parameter (the 400s name the bad one) is a third of a cache hit's work, and it
+is a pure function of the query string, so the result is kept in a bounded LRU built in the
+lifespan. Invalid queries raise every time (exceptions are not remembered).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+from starlette.datastructures import QueryParams
+
+from assetgate.minify.spec import AssetSpec, parse_asset_spec
+from assetgate.optimizer.spec import ImageSpec, is_recognised, parse_spec
+
+ENTRIES: Final = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    image: ImageSpec | None  # None: a public URL without any optimizer parameter (static file)
+    cache_key: tuple[object, ...]  # the image spec's canonical key (empty for a static file)
+    asset: AssetSpec  # the CSS/JS flags, for when the file turns out to be CSS or JavaScript
+
+
+QueryReader = Callable[[bytes, bool], Query]
+
+
+def read_query(query_string: bytes, static_when_plain: bool) -> Query:
+    query = QueryParams(query_string.decode("latin-1"))
+    if static_when_plain and not is_recognised(query):
+        return Query(None, (), parse_asset_spec(query))
+    spec = parse_spec(query)
+    return Query(spec, spec.cache_key(), parse_asset_spec(query))
+
+
+def query_reader(entries: int = ENTRIES) -> QueryReader:
+    return functools.lru_cache(maxsize=entries)(read_query)

@@ -1,0 +1,41 @@
+"""A public URL with no optimizer parameter: the file as it is, with validators.
+
+Its headers depend only on the file's version, so they are prepared once per version (and per
+app: CORS and Cache-Control are settings) and every repeat is a header-block copy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from assetgate.web.caching import make_etag
+from assetgate.web.files import Source
+from assetgate.web.mediatypes import media_type
+from assetgate.web.prepared import Prepared
+
+VARIANT: Final = "static"
+
+
+def static_prepared(
+    path: str, source: Source, *, cache_control: str, cors: Mapping[str, str]
+) -> Prepared:
+    def build(source: Source) -> Prepared:
+        etag = make_etag("static", source.fingerprint)
+        headers = {
+            **cors,
+            "ETag": etag,
+            "Last-Modified": source.last_modified,
+            "Cache-Control": cache_control,
+            "X-Content-Type-Options": "nosniff",
+            "X-Optimizer-Status": "passthrough",
+            "X-Original-Size": str(source.size),
+        }
+        ok = {
+            "Content-Type": media_type(path),
+            "Accept-Ranges": "bytes",
+            "Content-Length": str(source.size),
+        }
+        return Prepared.build(etag, source.mtime, headers, ok)
+
+    return source.prepare(VARIANT, build)

@@ -1,0 +1,202 @@
+"""Source identity: what one version of a file is, worked out once per change, not per request.
+
+A request stats its file once. The stat identity ``(st_dev, st_ino, st_size, st_mtime_ns,
+st_ctime_ns)`` names one version of the file on this machine; the content fingerprint names its
+bytes on every machine. ``Sources`` remembers the fingerprint, the validators and (for small files)
+the bytes per stat identity, so a warm request costs one ``stat`` and a dict lookup:
+
+- ETags and result-cache keys come from the content, not the inode: two servers holding copies of
+  one file (other inodes, other mtimes) agree, and a rewrite that restores size and mtime
+  (``cp -p``, ``rsync -t``) still moves ctime, so it is never given its old fingerprint.
+- A file whose ctime is within ``settle_s`` of now is fingerprinted but not remembered ("racy
+  git"): kernel timestamps tick coarsely, so two same-size writes in one tick share a stat identity.
+
+The fingerprint is blake2b-128 (stdlib). xxh3-128 hashes ~25x faster, but it is not collision
+resistant and the fingerprint keys a result cache shared across paths and machines, where a crafted
+upload must not be able to collide with another file; blake2b costs ~1.5 ms per MB once per change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+import anyio
+
+from assetgate.errors import AppError
+from assetgate.web.caching import http_date
+from assetgate.web.prepared import Prepared
+
+StatKey = tuple[int, int, int, int, int]
+
+SMALL_FILE_BYTES: Final = 256 * 1024  # read and hashed on the event loop; bytes kept in memory
+MAX_VARIANTS: Final = 64  # prepared answers kept per file version
+_CHUNK_BYTES: Final = 1024 * 1024
+_DIGEST_BYTES: Final = 16
+
+
+def stat_key(info: os.stat_result) -> StatKey:
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def fingerprint_bytes(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=_DIGEST_BYTES).hexdigest()
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Source:
+    """One version of a file. ``blocks`` holds the prepared answers derived from it, per variant
+    (built on first use, dropped with the version), so a hit does no header work."""
+
+    key: StatKey
+    size: int
+    mtime: float
+    fingerprint: str  # 32 hex digits: blake2b-128 of the content
+    last_modified: str  # HTTP-date of mtime
+    body: bytes | None  # the content, for small files while the memory budget allows
+    blocks: dict[Hashable, Prepared] = field(default_factory=dict)
+
+    def prepare(self, variant: Hashable, build: Callable[[Source], Prepared]) -> Prepared:
+        """The prepared answer for ``variant``, built on first use; at most ``MAX_VARIANTS`` are
+        kept per version, so a stream of distinct queries cannot grow it."""
+        found = self.blocks.get(variant)
+        if found is None:
+            found = build(self)
+            self.keep(variant, found)
+        return found
+
+    def keep(self, variant: Hashable, prepared: Prepared) -> None:
+        if variant in self.blocks or len(self.blocks) < MAX_VARIANTS:
+            self.blocks[variant] = prepared
+
+
+class Sources:
+    """The bounded memo ``stat identity -> Source``; touched only from the event loop."""
+
+    def __init__(
+        self,
+        *,
+        body_budget_bytes: int,
+        max_files: int = 16_384,
+        small_file_bytes: int = SMALL_FILE_BYTES,
+        settle_s: float = 2.0,
+    ) -> None:
+        self.body_budget_bytes = body_budget_bytes
+        self.max_files = max_files
+        self.small_file_bytes = small_file_bytes
+        self.settle_s = settle_s
+        self.body_bytes = 0
+        self.fingerprinted = 0  # how many times a file's content was read and hashed
+        self._entries: OrderedDict[StatKey, Source] = OrderedDict()
+        self._pending: dict[StatKey, anyio.Event] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    async def identify(self, path: str | Path, info: os.stat_result) -> Source:
+        """The version of ``path`` that ``info`` (the request's one stat) describes.
+
+        A file that vanished or became unreadable since that stat is a 404, like a missing one.
+        """
+        key = stat_key(info)
+        while True:
+            source = self._entries.get(key)
+            if source is not None:
+                self._entries.move_to_end(key)
+                return source
+            pending = self._pending.get(key)
+            if pending is None:
+                break
+            await pending.wait()  # someone is hashing this very version: share the result
+            if key not in self._entries:
+                break  # not remembered (racy or failed): do the work ourselves
+        try:
+            if info.st_size <= self.small_file_bytes:
+                small = _read_small(path, self.small_file_bytes)
+                if small is not None:
+                    return self._remember(key, *small)
+            return await self._hash_large(key, path)
+        except OSError:
+            raise AppError.not_found() from None
+
+    async def _hash_large(self, key: StatKey, path: str | Path) -> Source:
+        done = self._pending[key] = anyio.Event()
+        try:
+            found = await anyio.to_thread.run_sync(_hash_large, path)
+            return self._remember(key, *found)
+        finally:
+            if self._pending.get(key) is done:
+                del self._pending[key]
+            done.set()
+
+    def _remember(
+        self, key: StatKey, read: os.stat_result, digest: str, body: bytes | None
+    ) -> Source:
+        source = Source(
+            key=stat_key(read),
+            size=read.st_size if body is None else len(body),
+            mtime=read.st_mtime,
+            fingerprint=digest,
+            last_modified=http_date(read.st_mtime),
+            body=body,
+        )
+        # The content belongs to ``read``; only a version that was stable while we read it, and
+        # whose timestamps have settled, may answer later requests.
+        self.fingerprinted += 1
+        if source.key != key or time.time() - read.st_ctime_ns / 1e9 < self.settle_s:
+            return source
+        if body is not None and len(body) > self.body_budget_bytes:
+            source = _without_body(source)
+        if source.body is not None:
+            while self.body_bytes + len(source.body) > self.body_budget_bytes:
+                self._drop_oldest()
+            self.body_bytes += len(source.body)
+        self._entries[key] = source
+        while len(self._entries) > self.max_files:
+            self._drop_oldest()
+        return source
+
+    def _drop_oldest(self) -> None:
+        _, old = self._entries.popitem(last=False)
+        if old.body is not None:
+            self.body_bytes -= len(old.body)
+
+
+def _without_body(source: Source) -> Source:
+    return Source(
+        key=source.key,
+        size=source.size,
+        mtime=source.mtime,
+        fingerprint=source.fingerprint,
+        last_modified=source.last_modified,
+        body=None,
+    )
+
+
+def _read_small(path: str | Path, limit: int) -> tuple[os.stat_result, str, bytes] | None:
+    """Read on the event loop: a small file in the page cache is cheaper than a thread hop.
+
+    None when the file has grown past ``limit`` since it was stat'ed (it is hashed on a thread).
+    """
+    with open(path, "rb") as handle:
+        body = handle.read(limit + 1)
+        read = os.fstat(handle.fileno())
+    if len(body) > limit:
+        return None
+    return read, fingerprint_bytes(body), body
+
+
+def _hash_large(path: str | Path) -> tuple[os.stat_result, str, None]:
+    """Run on a worker thread; hashlib releases the GIL on large buffers."""
+    digest = hashlib.blake2b(digest_size=_DIGEST_BYTES)
+    with open(path, "rb") as handle:
+        while chunk := handle.read(_CHUNK_BYTES):
+            digest.update(chunk)
+        read = os.fstat(handle.fileno())
+    return read, digest.hexdigest(), None

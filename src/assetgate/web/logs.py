@@ -1,0 +1,111 @@
+"""One log format for the whole process: a JSON object a line, or a short text line for a terminal.
+
+Every record carries the id of the request it was written for (a contextvar set by
+``web.observe``, copied into render threads with the context), so a warning or a 500's traceback
+can be matched to its access line. uvicorn's own loggers go through the same handler; the
+chatter of httpx, httpcore and libvips stays below INFO.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from contextvars import ContextVar
+from typing import Any, Final, Literal
+
+REQUEST_ID: ContextVar[str | None] = ContextVar("assetgate_request_id", default=None)
+
+# Libraries that log every upstream request or every libvips thread-pool message at INFO/DEBUG.
+QUIET_LOGGERS: Final = ("httpx", "httpcore", "hpack", "pyvips", "PIL", "asyncio")
+ACCESS_LOGGER: Final = "assetgate.access"
+
+LogFormat = Literal["json", "text"]
+
+
+def _timestamp(record: logging.LogRecord) -> str:
+    seconds = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+    return f"{seconds}.{int(record.msecs):03d}Z"
+
+
+def _request_id(record: logging.LogRecord) -> str | None:
+    value = getattr(record, "request_id", None)
+    return value if isinstance(value, str) else REQUEST_ID.get()
+
+
+class JsonFormatter(logging.Formatter):
+    """``{"time", "level", "logger", "message", "request_id", "error_id", ...fields}``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "time": _timestamp(record),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+        }
+        fields = getattr(record, "fields", None)
+        if record.name != ACCESS_LOGGER:
+            entry["message"] = record.getMessage()
+        request_id = _request_id(record)
+        if request_id is not None:
+            entry["request_id"] = request_id
+        error_id = getattr(record, "error_id", None)
+        if error_id is not None:
+            entry["error_id"] = error_id
+        if isinstance(fields, dict):
+            entry.update(fields)
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return json.dumps(entry, ensure_ascii=False, default=str)
+
+
+class TextFormatter(logging.Formatter):
+    """``time LEVEL logger message [key=value ...]`` for a person at a terminal."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        parts = [_timestamp(record), record.levelname, record.name]
+        fields = getattr(record, "fields", None)
+        if record.name == ACCESS_LOGGER and isinstance(fields, dict):
+            parts.append(_access_text(fields))
+        else:
+            parts.append(record.getMessage())
+        request_id = _request_id(record)
+        if request_id is not None:
+            parts.append(f"request_id={request_id}")
+        error_id = getattr(record, "error_id", None)
+        if error_id is not None:
+            parts.append(f"error_id={error_id}")
+        line = " ".join(parts)
+        if record.exc_info:
+            line += "\n" + self.formatException(record.exc_info)
+        return line
+
+
+def _access_text(fields: dict[str, Any]) -> str:
+    cache = f" cache={fields['cache']}" if fields.get("cache") else ""
+    return (
+        f"{fields.get('client')} {fields.get('method')} {fields.get('path')} "
+        f"{fields.get('status')} {fields.get('duration_ms')}ms {fields.get('bytes')}B "
+        f"{fields.get('interface')}{cache}"
+    )
+
+
+def configure_logging(level: str, fmt: LogFormat) -> None:
+    """One stderr handler on the root logger; uvicorn's loggers hand their records to it."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level.upper())
+    for name in ("uvicorn", "uvicorn.error"):
+        logger = logging.getLogger(name)
+        logger.handlers.clear()
+        logger.propagate = True
+    # Off: web.observe writes the one access line (uvicorn checks for handlers per connection).
+    uvicorn_access = logging.getLogger("uvicorn.access")
+    uvicorn_access.handlers.clear()
+    uvicorn_access.propagate = False
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)

@@ -1,0 +1,187 @@
+"""Request id, access log line and request metrics: one pure ASGI middleware around the app.
+
+Pure ASGI (not Starlette's BaseHTTPMiddleware, which runs the app in a task group and copies every
+body chunk through a stream) so a 304 or a cache hit pays a few microseconds, not a task. It sits
+outside Starlette's error middleware, so the 500 of an unexpected exception is counted, logged
+and carries ``X-Request-Id`` like every other answer.
+
+The request id comes from ``X-Request-Id`` when the socket peer is a trusted proxy
+(ASSETGATE_TRUSTED_PROXIES) and the value is short and plain; otherwise it is generated.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+from urllib.parse import parse_qsl, urlencode
+
+from prometheus_client import Counter, Histogram
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from assetgate.web.logs import ACCESS_LOGGER, REQUEST_ID
+from assetgate.web.metrics import Metrics
+from assetgate.web.ratelimit import Network, client_address, trusted_peer
+
+access_log = logging.getLogger(ACCESS_LOGGER)
+
+# Path prefix -> interface label; everything else under "/" is the optimizer's public URL form.
+_PREFIXES: Final = (
+    ("/npm", "packages"),
+    ("/api/convert", "convert"),
+    ("/api/whois", "whois"),
+    ("/ui", "ui"),
+)
+_OTHER: Final = frozenset({"/healthz", "/readyz", "/metrics", "/openapi.json", "/favicon.ico"})
+REJECTED: Final = frozenset({429, 503})
+
+_REQUEST_ID_OK = re.compile(r"[A-Za-z0-9._:@/+=-]{1,128}")
+# Query parameters never written to a log: URL signatures and anything named like a credential.
+_SECRET_NAMES: Final = frozenset({"s", "sig", "signature", "token", "key", "code", "password"})
+_SECRET_PARTS: Final = ("token", "secret", "passw", "auth", "signature", "apikey", "api_key")
+# Values that look like a token whatever their name: long hex/base64url strings and JWTs.
+_TOKEN_VALUE = re.compile(r"[A-Za-z0-9_-]{32,}|eyJ[\w-]+\.[\w-]+\.[\w-]*")
+
+
+def interface_of(path: str) -> str:
+    """The ``interface`` label of a request path."""
+    if path in _OTHER:
+        return "other"
+    for prefix, name in _PREFIXES:
+        if path == prefix or path.startswith(prefix + "/"):
+            return name
+    return "optimizer"
+
+
+def _secret(name: str, value: str) -> bool:
+    lowered = name.lower()
+    if lowered in _SECRET_NAMES or any(part in lowered for part in _SECRET_PARTS):
+        return True
+    return _TOKEN_VALUE.fullmatch(value) is not None
+
+
+def loggable_path(path: str, query_string: bytes) -> str:
+    """``path?query`` without signatures, credentials or token-like values."""
+    if not query_string:
+        return path
+    pairs = parse_qsl(query_string.decode("latin-1"), keep_blank_values=True)
+    kept = [(name, value) for name, value in pairs if not _secret(name, value)]
+    return f"{path}?{urlencode(kept)}" if kept else path
+
+
+def request_id_from(header: bytes | None, from_trusted_proxy: bool) -> str:
+    """The proxy's id when it is believable, else a fresh one."""
+    if header is not None and from_trusted_proxy:
+        text = header.decode("latin-1")
+        if _REQUEST_ID_OK.fullmatch(text):
+            return text
+    return os.urandom(16).hex()  # as unique as a uuid4, a quarter of the cost
+
+
+@dataclass(frozen=True, slots=True)
+class _Series:
+    """The labelled children of one (interface, status): ``labels()`` takes a lock and a dict."""
+
+    metrics: Metrics
+    requests: Counter
+    latency: Histogram
+    rejected: Counter | None
+
+    @classmethod
+    def of(cls, metrics: Metrics, interface: str, status: int) -> _Series:
+        label = str(status)
+        rejected = metrics.rejected.labels(interface, label) if status in REJECTED else None
+        return cls(
+            metrics,
+            metrics.requests.labels(interface, label),
+            metrics.latency.labels(interface, label),
+            rejected,
+        )
+
+
+class Observe:
+    """Wraps the whole app: ``X-Request-Id`` on every answer, one access line, request metrics."""
+
+    def __init__(self, app: ASGIApp, *, trusted: Sequence[Network]) -> None:
+        self.app = app
+        self.trusted = tuple(trusted)
+        # (interface, status) -> the labelled children, for the lifespan's Metrics only
+        self._series: dict[tuple[str, int], _Series] = {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+        header_id: bytes | None = None
+        forwarded: list[str] = []
+        for name, value in scope["headers"]:
+            if name == b"x-request-id":
+                header_id = value
+            elif name == b"x-forwarded-for":
+                forwarded.append(value.decode("latin-1"))
+        client = scope.get("client")
+        peer = client[0] if client else None
+        from_proxy = trusted_peer(peer, self.trusted)
+        request_id = request_id_from(header_id, from_proxy)
+        echoed = request_id.encode("latin-1")
+        answer: dict[str, Any] = {"status": 500, "bytes": 0, "cache": None, "done": False}
+
+        async def observed_send(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                answer["status"] = message["status"]
+                headers = list(message.get("headers", ()))
+                for name, value in headers:
+                    if name.lower() == b"x-optimizer-cache":
+                        answer["cache"] = value.decode("latin-1")
+                headers.append((b"x-request-id", echoed))
+                message = {**message, "headers": headers}
+            elif message["type"] == "http.response.body":
+                answer["bytes"] += len(message.get("body", b""))
+                answer["done"] = not message.get("more_body", False)
+            await send(message)
+
+        token = REQUEST_ID.set(request_id)
+        try:
+            await self.app(scope, receive, observed_send)
+        except Exception:
+            # Starlette's error middleware re-raises after it has sent the 500 (and our handler
+            # logged it with its error_id): a complete answer needs no second traceback.
+            if not answer["done"]:
+                raise
+        finally:
+            duration = time.perf_counter() - start
+            path = scope.get("path", "")
+            interface = interface_of(path)
+            status = int(answer["status"])
+            self._count(scope, interface, status, duration)
+            if access_log.isEnabledFor(logging.INFO):
+                fields = {
+                    "method": scope.get("method"),
+                    "path": loggable_path(path, scope.get("query_string", b"")),
+                    "interface": interface,
+                    "status": status,
+                    "duration_ms": round(duration * 1000, 3),
+                    "bytes": answer["bytes"],
+                    "cache": answer["cache"],
+                    "client": client_address(peer, forwarded, self.trusted) if from_proxy else peer,
+                }
+                access_log.info("request", extra={"fields": fields, "request_id": request_id})
+            REQUEST_ID.reset(token)
+
+    def _count(self, scope: Scope, interface: str, status: int, duration: float) -> None:
+        state = scope.get("state")
+        metrics = state.get("metrics") if isinstance(state, dict) else None
+        if not isinstance(metrics, Metrics):
+            return  # no lifespan ran (an app under a bare test transport)
+        series = self._series.get((interface, status))
+        if series is None or series.metrics is not metrics:
+            series = self._series[(interface, status)] = _Series.of(metrics, interface, status)
+        series.requests.inc()
+        series.latency.observe(duration)
+        if series.rejected is not None:
+            series.rejected.inc()

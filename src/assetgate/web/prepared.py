@@ -1,0 +1,89 @@
+"""Answers whose header block was built once: the hot paths' responses.
+
+A repeat request for an unchanged file (a static file, a 304, a cached rendering) should cost a
+small constant over the HTTP stack itself. Its headers depend only on the file's version and the
+variant asked for, so they are encoded once into a ``Prepared`` (kept in the version's
+``Source.blocks``) and each request sends a copy of that block with the bytes it already has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from assetgate.web.caching import is_not_modified
+
+HeaderBlock = tuple[tuple[bytes, bytes], ...]
+
+
+def encode_headers(headers: Mapping[str, str]) -> HeaderBlock:
+    return tuple((k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items())
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """The fixed parts of one answer: its validators and the 304's and 200's header blocks.
+
+    ``headers`` are the 304's (the 200 repeats them); ``ok`` adds Content-Type and Content-Length
+    and is None while the 200's headers are not known yet (a rendering that has not happened).
+    """
+
+    etag: str
+    mtime: float
+    headers: Mapping[str, str]
+    not_modified: HeaderBlock
+    ok: HeaderBlock | None = None
+
+    @classmethod
+    def build(
+        cls,
+        etag: str,
+        mtime: float,
+        headers: Mapping[str, str],
+        ok: Mapping[str, str] | None = None,
+    ) -> Prepared:
+        prepared = cls(etag, mtime, dict(headers), encode_headers(headers))
+        return prepared if ok is None else prepared.with_ok(ok)
+
+    def with_ok(self, ok: Mapping[str, str]) -> Prepared:
+        """This answer with the 200's own headers added to the shared ones."""
+        return replace(self, ok=encode_headers({**self.headers, **ok}))
+
+    def matches(self, request: Request) -> bool:
+        """The request's validators match: answer 304 (RFC 9110 §13.2.2)."""
+        headers = request.headers
+        if_none_match = headers.get("if-none-match")
+        if_modified_since = headers.get("if-modified-since")
+        if if_none_match is None and if_modified_since is None:
+            return False
+        return is_not_modified(
+            if_none_match, if_modified_since, etag=self.etag, last_modified=self.mtime
+        )
+
+
+class BlockResponse(Response):
+    """A response sent from a prepared header block: no per-request header work.
+
+    The block is copied (middleware may add headers to ``raw_headers``); a HEAD gets the block
+    (Content-Length of the GET included) and no body.
+    """
+
+    def __init__(self, status: int, block: HeaderBlock, body: bytes = b"") -> None:
+        self.status_code = status
+        self.body = body
+        self.background = None
+        self.raw_headers = list(block)
+
+
+def answer(request: Request, prepared: Prepared, body: bytes) -> Response:
+    """The 304 when the request's validators match, else the 200 of ``prepared`` with ``body``.
+
+    The function a cache hit calls with bytes it already holds.
+    """
+    if prepared.matches(request):
+        return BlockResponse(304, prepared.not_modified)
+    assert prepared.ok is not None
+    return BlockResponse(200, prepared.ok, b"" if request.method == "HEAD" else body)
