@@ -52,6 +52,8 @@ class ObservedStarlette(Starlette):
 def readiness_checks(res: Resources) -> dict[str, Check]:
     settings = res.settings
     checks: dict[str, Check] = {"store": writable_dir(settings.store)}
+    if res.results is not None:  # the result cache is on (ASSETGATE_RESULT_CACHE_BYTES > 0)
+        checks["result_cache"] = writable_dir(settings.result_cache_dir)
     if settings.redis_url:
         checks["redis"] = redis_ping(settings.redis_url)
     limiter_storage = storage_uri(settings)

@@ -1,8 +1,9 @@
 """The full header set of every hot path, pinned: a faster path may not change what is answered.
 
 Static pass-through, 304s, CSS/JS cache hits and an image render, each on GET and HEAD, first
-request and repeat (a repeat is what the fast paths serve; an image's is a result-cache hit). Every header is compared, none may be
-repeated; the ETag's value changes by design when its derivation does, so only its shape is pinned.
+request and repeat (a repeat is what the fast paths serve; an image's is a result-cache hit).
+Every header is compared, none may be repeated; the ETag's value changes by design when its
+derivation does, so only its shape (and the per-request id's) is pinned.
 """
 
 from __future__ import annotations

@@ -265,8 +265,36 @@ async def test_readyz_is_ready_with_a_writable_store(settings: Settings) -> None
     async with app_client(settings) as client:
         response = await client.get("/readyz")
     assert response.status_code == 200
-    assert response.json() == {"status": "ready", "checks": {"store": "ok"}}
+    assert response.json() == {"status": "ready", "checks": {"store": "ok", "result_cache": "ok"}}
     assert response.headers["Cache-Control"] == "no-store"
+
+
+async def test_readyz_names_an_unwritable_result_cache_without_its_path(
+    make_settings: Callable[..., Settings], tmp_path: Path
+) -> None:
+    results = tmp_path / "results"
+    async with app_client(make_settings(result_cache_dir=results)) as client:
+        shutil.rmtree(results, ignore_errors=True)  # the cache disk went away under the server
+        results.write_text("not a directory")
+        response = await client.get("/readyz")
+    assert response.status_code == 503
+    body = response.json()
+    assert body["failed"] == ["result_cache"]
+    assert body["checks"]["store"] == "ok"
+    assert body["checks"]["result_cache"].startswith("not writable")
+    assert str(tmp_path) not in response.text
+
+
+async def test_readyz_has_no_result_cache_check_when_the_cache_is_off(
+    make_settings: Callable[..., Settings], tmp_path: Path
+) -> None:
+    results = tmp_path / "results"
+    results.write_text("not a directory")  # would fail the check, were it made
+    settings = make_settings(result_cache_dir=results, result_cache_bytes=0)
+    async with app_client(settings) as client:
+        response = await client.get("/readyz")
+    assert response.status_code == 200
+    assert response.json()["checks"] == {"store": "ok"}
 
 
 async def test_readyz_names_an_unwritable_store_without_its_path(
@@ -309,7 +337,7 @@ async def test_readyz_with_a_live_redis(
     async with app_client(make_settings(redis_url=redis_server.url)) as client:
         response = await client.get("/readyz")
     assert response.status_code == 200
-    assert response.json()["checks"] == {"store": "ok", "redis": "ok"}
+    assert response.json()["checks"] == {"store": "ok", "result_cache": "ok", "redis": "ok"}
 
 
 async def test_rate_limit_storage_defaults_to_the_redis_url(

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Final, Generic, TypeVar
 
 import anyio.to_thread
+from prometheus_client import Counter
 
 from assetgate.cache.codec import Codec, CodecError
 from assetgate.cache.disk import DiskTier
@@ -73,6 +74,7 @@ class Cache(Generic[T]):
         # one unit per remembered failure: many distinct bad keys cannot grow it without bound
         self._failures: MemoryTier[AppError] = MemoryTier(MAX_FAILURES, clock)
         self._flights: dict[str, _Flight[T]] = {}
+        self._counters: dict[str, Counter] = {}
 
     def __len__(self) -> int:
         return len(self.memory)
@@ -209,8 +211,14 @@ class Cache(Generic[T]):
             raise failure.with_traceback(None)  # no traceback piling up on the one object
 
     def _count(self, result: str) -> None:
-        if self._metrics is not None:
-            self._metrics.cache_requests.labels(cache=self.name, result=result).inc()
+        if self._metrics is None:
+            return
+        child = self._counters.get(result)
+        if child is None:  # a labelled child is looked up once (labels() takes a lock)
+            child = self._counters[result] = self._metrics.cache_requests.labels(
+                cache=self.name, result=result
+            )
+        child.inc()
 
     def _gauge(self) -> None:
         if self._metrics is None:
