@@ -350,7 +350,8 @@ async def test_rate_limit_storage_defaults_to_the_redis_url(
     assert [a.status_code for a in answers] == [400, 400, 429]
     explicit = make_settings(redis_url=redis_server.url, rate_limit_storage="memory://")
     async with app_client(explicit) as only:
-        assert (await only.get("/readyz")).json()["checks"] == {"store": "ok", "redis": "ok"}
+        checks = (await only.get("/readyz")).json()["checks"]
+    assert checks == {"store": "ok", "result_cache": "ok", "redis": "ok"}
 
 
 async def test_metrics_head_and_readyz_head(client: httpx.AsyncClient) -> None:
