@@ -24,7 +24,6 @@ from tests.imaging import factory as make
 pytestmark = pytest.mark.anyio
 
 ETAG = re.compile(r'"[0-9a-f]{24}"')
-REQUEST_ID = re.compile(r"[0-9a-f]{32}")  # fresh per request (web.observe)
 CORS = {
     "access-control-allow-origin": "*",
     "access-control-expose-headers": "ETag, X-Optimizer-Cache, X-Optimizer-Status, "
@@ -59,7 +58,8 @@ def assert_headers(response: httpx.Response, expected: Mapping[str, str]) -> Non
     assert len(names) == len(set(names)), f"a header is repeated: {names}"
     got = {k: v for k, v in response.headers.items() if k != "date"}
     assert ETAG.fullmatch(got.pop("etag", "")), response.headers
-    assert REQUEST_ID.fullmatch(got.pop("x-request-id", "")), response.headers
+    # Every answer carries its own request id (web/observe.py): pinned by shape, not value.
+    assert re.fullmatch(r"[0-9a-f]{32}", got.pop("x-request-id", "")), response.headers
     assert got == dict(expected)
 
 

@@ -43,7 +43,7 @@ CASES: Final = (
     }),
     Case("DNS Belgium .be", "dnsbe_be.txt", "be", {
         "registrar": "Voorbeeld Registrar NV", "dates.created": "2001-01-02T00:00:00Z",
-        "status": ("clientTransferProhibited",),
+        "status": ("NOT AVAILABLE", "clientTransferProhibited"),
         "name_servers": _ns("ns1.example.be", "ns2.example.be"), "dnssec": "signed",
     }),
     Case("Norid .no", "norid_no.txt", "no", {
@@ -144,6 +144,15 @@ CASES: Final = (
         "dates.expires": "2026-02-28T00:00:00Z", "status": ("Active",),
         "name_servers": _ns("ns1.example.jp", "ns2.example.jp"), "dnssec": "signed",
         "registrant.name": "株式会社エグザンプル", "registrant.postal_code": "100-0001",
+    }),
+    Case("JPRS .jp general-use, expiry in the state line", "jprs_general_state_en.txt", "jp", {
+        "dates.created": "2001-02-07T00:00:00Z", "dates.expires": "2026-04-30T00:00:00Z",
+        "status": ("To be suspended",), "registrant.name": "Example Japan K.K.",
+    }),
+    Case("JPRS .jp general-use, expiry in the state line (Japanese)", "jprs_general_state_ja.txt",
+         "jp", {
+        "dates.created": "2001-02-07T00:00:00Z", "dates.expires": "2026-04-30T00:00:00Z",
+        "status": ("To be suspended",), "registrant.name": "株式会社エグザンプル",
     }),
     Case("JPRS co.jp", "jprs_cojp.txt", "jp", {
         "dates.created": "2000-03-01T00:00:00Z", "dates.updated": "2025-03-31T16:02:03Z",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from assetgate.whois.charset import JAPANESE, decode
 from assetgate.whois.parse import format_for, parse_whois, sniff_format
 from assetgate.whois.parse.common import status_codes
 from assetgate.whois.record import Contact, Dates, Registrar
@@ -105,6 +106,39 @@ def test_jprs_cojp_layout(name: str, organization: str) -> None:
         expires="2026-03-31T00:00:00Z",  # [State] Connected (2026/03/31)
     )
     assert parsed.status[0] == "Connected"
+
+
+@pytest.mark.parametrize(
+    ("name", "charset"),
+    [
+        ("jprs_general_state_en.txt", "us-ascii"),
+        ("jprs_general_state_ja.txt", "iso-2022-jp"),
+        ("jprs_general_state_ja.txt", "euc-jp"),
+        ("jprs_general_state_ja.txt", "shift_jis"),
+    ],
+)
+def test_jprs_general_use_expiry_in_the_state_line(name: str, charset: str) -> None:
+    """No ``[Expires on]``/``[有効期限]``: the date in ``[Status]``/``[状態]`` is the expiry."""
+    data = sample(name).replace("\n", "\r\n").encode(charset)
+    text, used = decode(data, JAPANESE)
+    parsed = parse_whois(text, "jp")
+    assert used == ("utf-8" if charset == "us-ascii" else charset)
+    assert parsed.domain == "leaving.jp"
+    assert parsed.dates == Dates(
+        created="2001-02-07T00:00:00Z",
+        updated="2025-02-28T16:05:03Z",
+        expires="2026-04-30T00:00:00Z",  # To be suspended (2026/04/30)
+    )
+    assert (parsed.status, parsed.warnings) == (("To be suspended",), ())
+
+
+@pytest.mark.parametrize("state", ["Active (2026/04/30)", "Active\uff082026/04/30\uff09"])
+def test_jprs_expiry_label_wins_over_the_state_date(state: str) -> None:
+    text = sample("jprs_general_en.txt").replace("Active", state)
+    parsed = parse_whois(text, "jp")
+    assert (parsed.dates.expires, parsed.status) == ("2026-02-28T00:00:00Z", ("Active",))
+    without_label = text.replace("[Expires on]                    2026/02/28\n", "")
+    assert parse_whois(without_label, "jp").dates.expires == "2026-04-30T00:00:00Z"
 
 
 def test_jprs_sniffed_without_tld() -> None:

@@ -160,7 +160,18 @@ def test_dns_belgium_without_flags_or_keys() -> None:
     text = sample("dnsbe_be.txt")
     text = text.split("Keys:")[0] + "Keys:\n\nFlags:\n\n"
     parsed = parse_whois(text, "be")
-    assert (parsed.status, parsed.dnssec, parsed.warnings) == ((), "unsigned", ())
+    assert (parsed.status, parsed.dnssec, parsed.warnings) == (("NOT AVAILABLE",), "unsigned", ())
+
+
+def test_dns_belgium_state_is_a_status_beside_the_flags() -> None:
+    parsed = parse_whois(sample("dnsbe_be.txt"), "be")
+    assert parsed.status == ("NOT AVAILABLE", "clientTransferProhibited")
+
+
+def test_dns_belgium_available_is_not_registered() -> None:
+    text = "% .be Whois Server 6.1\n\nDomain:\tfree-name.be\nStatus:\tAVAILABLE\n"
+    parsed = parse_whois(text, "be")
+    assert (parsed.registered, parsed.status) == (False, ())
 
 
 def test_nask_option_dates_are_not_the_expiry() -> None:

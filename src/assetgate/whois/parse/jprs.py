@@ -2,7 +2,9 @@
 
 Two layouts share the syntax (moneals/whois-parsed#10):
 - general-use ``.jp``: ``[Registrant]``, ``[Created on]``, ``[Expires on]``, ``[Status] Active``,
-  then a ``Contact Information:`` block (the registrant's public contact point);
+  then a ``Contact Information:`` block (the registrant's public contact point); without an
+  ``[Expires on]``/``[有効期限]`` line the expiry is the date in the state line,
+  ``[Status] To be suspended (2026/04/30)`` (``[Expires on]`` wins when both are present);
 - attribute-type ``co.jp``/``ac.jp``/…: ``a. [Domain Name]``, ``g. [Organization]``,
   ``[State] Connected (2026/03/31)`` (the date the registration runs to), ``[Registered Date]``,
   no expiry label.
@@ -18,7 +20,10 @@ from assetgate.whois.parse.common import Builder
 from assetgate.whois.record import SIGNED
 
 _LINE: Final = re.compile(r"^\s*(?:[a-z]\.\s*)?\[([^\]\[]{1,40})\]\s*(.*?)\s*$")
-_STATE_DATE: Final = re.compile(r"^(.*?)\s*\((\d{4}/\d{1,2}/\d{1,2})\)\s*$")
+# The date the registration runs to, after the state word: ``Connected (2026/03/31)``, and in the
+# general-use layout without an expiry label ``To be suspended (2026/04/30)``; full-width
+# parentheses tolerated for Japanese output.
+_STATE_DATE: Final = re.compile(r"^(.*?)\s*[(（]\s*(\d{4}[/-]\d{1,2}[/-]\d{1,2})\s*[)）]\s*$")
 
 LABELS: Final = {
     "domain name": "domain",
@@ -94,7 +99,7 @@ def _apply(builder: Builder, target: str, value: str) -> None:
         builder.set_date(target, value)
     elif target == "state":
         dated = _STATE_DATE.match(value)
-        if dated is not None:  # co.jp: "Connected (2026/03/31)"
+        if dated is not None:  # "Connected (2026/03/31)", "To be suspended (2026/04/30)"
             builder.add_status(dated[1])
             builder.set_date("expires", dated[2])
         elif value:

@@ -13,6 +13,7 @@ _DATES: Final = ("dates.created", "dates.updated", "dates.expires")
 _THIN: Final = ("registrar", *_DATES, "name_servers", "status", "dnssec")
 _SIDN: Final = ("registrar", "dates.created", "dates.updated", "name_servers", "status", "dnssec")
 _ISLAND: Final = ("registrar", "dates.created", "name_servers", "status", "registrant.name")
+# Freenom's format has no status field: nothing to warn about.
 _FREENOM: Final = ("dates.created", "dates.expires", "name_servers", "registrant.name")
 _IIS: Final = ("registrar", *_DATES, "name_servers", "status", "dnssec")
 
@@ -25,7 +26,7 @@ PUBLISHED: Final[dict[str, tuple[str, ...]]] = {
     "uk": ("registrar", *_DATES, "name_servers", "status"),
     "nl": _SIDN,
     "aw": _SIDN,
-    "be": ("registrar", "dates.created", "name_servers", "dnssec"),  # Flags: is often empty
+    "be": ("registrar", "dates.created", "name_servers", "status", "dnssec"),  # Status: the state
     "no": ("registrar", "dates.created", "dates.updated", "name_servers", "dnssec"),
     "ie": ("registrar", "dates.created", "dates.expires", "name_servers", "status",
            "registrant.name"),

@@ -5,7 +5,9 @@ One rule table serves the registries that share this shape (each as it publishes
   ``Abuse Contact:``, ``Domain nameservers:``, top-level ``Status:``, ``DNSSEC: yes|no``,
   ``Creation Date:``, ``Updated Date:``;
 - DNS Belgium ``.be``: ``Registrar:`` block of ``Name:``/``Website:`` pairs, ``Nameservers:``,
-  ``Keys:`` (empty when unsigned), ``Flags:`` (EPP statuses), ``Registered: Tue Jan 2 2001``;
+  ``Keys:`` (empty when unsigned), ``Status: NOT AVAILABLE`` (the registry's state, kept as
+  written like SIDN's ``active``) plus the EPP statuses under ``Flags:``,
+  ``Registered: Tue Jan 2 2001``;
 - Island Networks ``.gg``/``.je``: ``Domain Status:``, ``Registrant:``, ``Registrar:`` as
   ``Name (url)``, ``Relevant dates:`` with ``Registered on 30th April 2003 at 00:00:00.000``;
 - Freenom ``.tk``/``.ml``/``.ga``/``.cf``/``.gq``: ``Organisation:`` or ``Owner contact:`` as a
@@ -79,9 +81,7 @@ def _top_level(builder: Builder, line: str) -> None:
     if key in TOP_DATES:
         builder.set_date(TOP_DATES[key], month_first(value) if key in MONTH_FIRST_KEYS else value)
     elif key == "status" and value.upper() in ("AVAILABLE", "FREE"):
-        builder.not_found = True
-    elif key == "status" and value.upper() == "NOT AVAILABLE":
-        return  # DNS Belgium: "taken"; the real states are under Flags:
+        builder.not_found = True  # a record that is not registered has no status to keep
     elif key == "registered":
         builder.set_date("created", value)
     elif key != "record maintained by":
