@@ -31,7 +31,7 @@ from assetgate.optimizer.openapi import make_paths
 from assetgate.optimizer.params import FILE_PARAM
 from assetgate.optimizer.plan import Limits, Negotiation
 from assetgate.optimizer.queries import QueryReader, query_reader
-from assetgate.optimizer.render import Job, Outcome, process
+from assetgate.optimizer.render import Job, Outcome, prepare, render
 from assetgate.optimizer.spec import ImageSpec
 from assetgate.optimizer.static import static_prepared
 from assetgate.part import Part, part_state
@@ -141,7 +141,14 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
     if prepared.matches(request):
         return BlockResponse(304, prepared.not_modified)
     headers = dict(prepared.headers)
-    outcome = await res.gate.run(process, _job(found.path, info, spec, negotiation, res, state))
+    job = _job(found.path, info, spec, negotiation, res, state)
+    # Two trips through the door: the header decides what the render costs in memory.
+    ready = await res.gate.run(prepare, job, receive=request.receive)
+    outcome = (
+        ready
+        if isinstance(ready, Outcome)
+        else await res.gate.run(render, job, ready, cost=ready.cost, receive=request.receive)
+    )
     return _answer(request, found.path, info, outcome, headers)
 
 
