@@ -200,15 +200,22 @@ async def test_a_disconnected_client_stops_its_running_job() -> None:
     assert time.monotonic() - started < 2
 
 
+def _held(order: list[str], release: threading.Event) -> Callable[[str], None]:
+    """A job that logs its start and end and holds its memory until ``release``."""
+
+    def job(name: str) -> None:
+        order.append(f"{name} start")
+        release.wait(5)
+        order.append(f"{name} end")
+
+    return job
+
+
 async def test_memory_budget_holds_a_heavy_job_while_light_ones_pass() -> None:
     gate = WorkGate(workers=3, queue=8, memory_bytes=100)
     release = threading.Event()
     order: list[str] = []
-
-    def heavy(name: str) -> None:
-        order.append(f"{name} start")
-        release.wait(5)
-        order.append(f"{name} end")
+    heavy = _held(order, release)
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(partial(gate.run, heavy, "first", cost=60))
@@ -225,11 +232,7 @@ async def test_a_job_over_the_whole_budget_runs_alone() -> None:
     gate = WorkGate(workers=2, queue=4, memory_bytes=100)
     release = threading.Event()
     order: list[str] = []
-
-    def job(name: str) -> None:
-        order.append(f"{name} start")
-        release.wait(5)
-        order.append(f"{name} end")
+    job = _held(order, release)
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(partial(gate.run, job, "small", cost=10))
