@@ -168,9 +168,9 @@ class WorkGate:
         with self._lock:
             if not ticket.future.cancel():
                 return False
+            self._gauge(self._queue_depth, -1)  # every successful cancel leaves the queue
             if ticket in self._waiting:
                 self._waiting.remove(ticket)
-                self._gauge(self._queue_depth, -1)
                 self._forget(ticket, reserved=False)
             # A ticket already handed to the pool is released by ``_execute`` when it skips it.
             return True
@@ -195,10 +195,10 @@ class WorkGate:
                 self._forget(ticket, reserved=True)
 
     def _execute(self, ticket: _Ticket[Any]) -> None:
-        self._gauge(self._queue_depth, -1)
         if not ticket.future.set_running_or_notify_cancel():
-            self._finished(ticket)
+            self._finished(ticket)  # its cancel already left the queue gauge
             return
+        self._gauge(self._queue_depth, -1)
         try:
             result = self._call(ticket)
         except BaseException as exc:
@@ -245,9 +245,11 @@ class WorkGate:
         """Drop the waiting jobs; running ones finish on their threads."""
         with self._lock:
             for ticket in list(self._live):
-                if ticket.future.cancel() and ticket in self._waiting:
+                if not ticket.future.cancel():
+                    continue
+                self._gauge(self._queue_depth, -1)
+                if ticket in self._waiting:
                     self._waiting.remove(ticket)
-                    self._gauge(self._queue_depth, -1)
                     self._forget(ticket, reserved=False)
         self._pool.shutdown(wait=False, cancel_futures=True)
 
