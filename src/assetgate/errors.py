@@ -95,5 +95,18 @@ class AppError(Exception):
         return cls(429, "rate limit exceeded", headers=merged)
 
     @classmethod
-    def overloaded(cls, retry_after_s: int = 1) -> AppError:
-        return cls(503, "server busy, retry later", headers={"Retry-After": str(retry_after_s)})
+    def overloaded(
+        cls, retry_after_s: int = 1, message: str = "server busy, retry later"
+    ) -> AppError:
+        headers = {"Retry-After": str(max(1, retry_after_s)), "Cache-Control": "no-store"}
+        return cls(503, message, headers=headers)
+
+    @classmethod
+    def timed_out(cls, seconds: float) -> AppError:
+        """A job past ``ASSETGATE_RENDER_TIMEOUT_S``: a 503 a client may retry, never cached."""
+        return cls.overloaded(message=f"the work took longer than the limit of {seconds:g} s")
+
+    @classmethod
+    def client_gone(cls) -> AppError:
+        """The client closed the connection (nginx's 499): nobody reads it, logs count it."""
+        return cls(499, "client closed the request", headers={"Cache-Control": "no-store"})

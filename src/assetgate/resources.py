@@ -54,6 +54,9 @@ class Resources:
             gate=WorkGate(
                 settings.render_workers,
                 settings.render_queue,
+                memory_bytes=settings.render_memory_bytes,
+                queue_wait_s=settings.render_queue_wait_s,
+                timeout_s=settings.render_timeout_s,
                 queue_depth=metrics.queue_depth,
                 in_flight=metrics.in_flight,
             ),

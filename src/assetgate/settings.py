@@ -109,6 +109,9 @@ class Settings(BaseSettings):
     # --- deployment edges, signing and presets ------------------------------------------------
 
     # --- reliability: deadlines, cost-aware door ----------------------------------------------
+    render_timeout_s: float = Field(default=30.0, gt=0)
+    render_queue_wait_s: float = Field(default=10.0, gt=0)
+    render_memory_bytes: int = Field(default=256 * 1024 * 1024, ge=0)
 
     # --- pages and command line ---------------------------------------------------------------
 

@@ -3,10 +3,13 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Callable
+from functools import partial
 
 import anyio
 import pytest
 
+from assetgate import stop
 from assetgate.errors import AppError
 from assetgate.web.workgate import WorkGate
 
@@ -121,3 +124,121 @@ async def test_a_job_cancelled_before_a_thread_frees_up_never_runs() -> None:
     with pytest.raises(asyncio.CancelledError):
         await second
     assert ran == []
+
+
+def _stoppable(seconds: float) -> Callable[[], str]:
+    """A job that checks its Stop every 10 ms, as the imaging floor does between tiles."""
+
+    def job() -> str:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            stop.check()
+            time.sleep(0.01)
+        return "finished"
+
+    return job
+
+
+async def test_a_job_waiting_past_the_queue_wait_is_503_at_the_deadline() -> None:
+    gate = WorkGate(workers=1, queue=4, queue_wait_s=0.2)
+    release = threading.Event()
+    ran: list[str] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(gate.run, release.wait, 5)
+        await anyio.sleep(0.05)
+        started = time.monotonic()
+        with pytest.raises(AppError) as caught:
+            await gate.run(ran.append, "late")
+        waited = time.monotonic() - started
+        release.set()
+    assert caught.value.status == 503
+    assert caught.value.headers["Retry-After"] == "1"
+    assert caught.value.headers["Cache-Control"] == "no-store"
+    assert 0.15 <= waited < 1.5  # answered at the deadline, while the thread was still busy
+    assert ran == []  # and it never ran afterwards
+    assert await gate.run(lambda: "free") == "free"
+
+
+async def test_a_running_job_past_its_timeout_stops_with_a_503() -> None:
+    gate = WorkGate(workers=1, queue=0, timeout_s=0.2)
+    started = time.monotonic()
+    with pytest.raises(AppError) as caught:
+        await gate.run(_stoppable(5))
+    assert caught.value.status == 503
+    assert "0.2 s" in caught.value.message
+    assert caught.value.headers["Retry-After"]
+    assert time.monotonic() - started < 2
+
+
+async def test_a_cancelled_caller_stops_its_running_job_early() -> None:
+    gate = WorkGate(workers=1, queue=0)
+    started = time.monotonic()
+    with anyio.move_on_after(0.1) as scope:
+        await gate.run(_stoppable(5))
+    assert scope.cancelled_caught
+    assert time.monotonic() - started < 2  # stopped at its next check, not after 5 s
+
+
+async def test_a_disconnected_client_stops_its_running_job() -> None:
+    gate = WorkGate(workers=1, queue=0)
+    gone = anyio.Event()
+
+    async def receive() -> dict[str, object]:
+        await gone.wait()
+        return {"type": "http.disconnect"}
+
+    async def hang_up() -> None:
+        await anyio.sleep(0.1)
+        gone.set()
+
+    started = time.monotonic()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(hang_up)
+        with pytest.raises(AppError) as caught:
+            await gate.run(_stoppable(5), receive=receive)
+    assert caught.value.status == 499
+    assert time.monotonic() - started < 2
+
+
+def _held(order: list[str], release: threading.Event) -> Callable[[str], None]:
+    """A job that logs its start and end and holds its memory until ``release``."""
+
+    def job(name: str) -> None:
+        order.append(f"{name} start")
+        release.wait(5)
+        order.append(f"{name} end")
+
+    return job
+
+
+async def test_memory_budget_holds_a_heavy_job_while_light_ones_pass() -> None:
+    gate = WorkGate(workers=3, queue=8, memory_bytes=100)
+    release = threading.Event()
+    order: list[str] = []
+    heavy = _held(order, release)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(partial(gate.run, heavy, "first", cost=60))
+        await anyio.sleep(0.05)
+        tg.start_soon(partial(gate.run, heavy, "second", cost=60))  # does not fit beside it
+        await anyio.sleep(0.05)
+        assert await gate.run(order.append, "light", cost=10) is None  # fits: goes ahead
+        assert order == ["first start", "light"]
+        release.set()
+    assert order == ["first start", "light", "first end", "second start", "second end"]
+
+
+async def test_a_job_over_the_whole_budget_runs_alone() -> None:
+    gate = WorkGate(workers=2, queue=4, memory_bytes=100)
+    release = threading.Event()
+    order: list[str] = []
+    job = _held(order, release)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(partial(gate.run, job, "small", cost=10))
+        await anyio.sleep(0.05)
+        tg.start_soon(partial(gate.run, job, "huge", cost=500))
+        await anyio.sleep(0.05)
+        assert order == ["small start"]  # the huge one waits for the memory to be free
+        release.set()
+    assert order == ["small start", "small end", "huge start", "huge end"]

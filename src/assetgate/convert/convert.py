@@ -16,11 +16,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from assetgate import stop
 from assetgate.convert.options import ConvertOptions
 from assetgate.errors import AppError
 from assetgate.imaging.encode import encode, encode_webp_still
 from assetgate.imaging.formats import HEAD_BYTES, WEBP_MAX_SIDE, InputFormat, sniff
 from assetgate.imaging.frames import frame_geometry
+from assetgate.imaging.integrity import tolerating_harmless
 from assetgate.imaging.limits import DecodeLimits, check_animation
 from assetgate.imaging.load import SourceInfo, decoding, open_image, probe
 from assetgate.imaging.pillow import to_pillow
@@ -66,24 +68,29 @@ def to_webp(
     limits: DecodeLimits,
 ) -> Converted:
     """Decode strictly (EXIF-rotated, sRGB, every frame of an animation), encode WebP, write it."""
-    with decoding():
-        image = open_image(
-            source,
-            inspected.fmt,
-            max_pixels=limits.max_pixels,
-            animated=True,
-            disabled=limits.disabled,
-            max_frames=limits.max_frames,
-            info=inspected.info,
-            one_pass=True,  # a still is read once, top to bottom, by to_pillow
-        )
-        width, height, pages = frame_geometry(image)
-        encoder = {"quality": options.quality, "effort": options.effort}
-        if pages > 1:
-            data = encode(image, "webp", lossless=options.lossless, **encoder)
-        else:
+
+    def decode_and_encode() -> tuple[bytes, int, int, int]:
+        with decoding():
+            image = open_image(
+                source,
+                inspected.fmt,
+                max_pixels=limits.max_pixels,
+                animated=True,
+                disabled=limits.disabled,
+                max_frames=limits.max_frames,
+                info=inspected.info,
+                one_pass=True,  # a still is read once, top to bottom, by to_pillow
+            )
+            width, height, pages = frame_geometry(image)
+            encoder = {"quality": options.quality, "effort": options.effort}
+            if pages > 1:
+                animation = encode(image, "webp", lossless=options.lossless, **encoder)
+                return animation, width, height, pages
             still = to_pillow(image)
             del image  # frees the decoded buffer before the encoder allocates its planes
-            data = encode_webp_still(still, lossless=options.lossless, **encoder)
+            stop.check()  # Pillow's encoder cannot be killed half-way: do not start it late
+            return encode_webp_still(still, lossless=options.lossless, **encoder), width, height, 1
+
+    data, width, height, pages = tolerating_harmless(decode_and_encode)
     destination.write_bytes(data)
     return Converted(width=width, height=height, pages=pages, size=len(data))

@@ -36,6 +36,7 @@ from assetgate.errors import AppError
 from assetgate.part import Part
 from assetgate.resources import Resources, resources
 from assetgate.web.http import any_method
+from assetgate.web.workgate import unless_disconnected
 
 PART_NAME: Final = "convert"
 ARCHIVE_NAME: Final = "images.zip"
@@ -128,8 +129,14 @@ async def convert_body(
 
     failure: Exception | None = None
     uploads: list[Upload] = []
+    done = anyio.Event()
+
+    async def work() -> None:
+        await scheduler.run(res.gate.workers)
+        done.set()
+
     async with anyio.create_task_group() as group:
-        group.start_soon(scheduler.run, res.gate.workers)
+        group.start_soon(work)
         try:
             received = await receive_uploads(
                 request.stream(),
@@ -145,6 +152,8 @@ async def convert_body(
             if not uploads:
                 raise AppError(400, "no images uploaded", param=UPLOAD_FIELD)
             scheduler.finish(uploads, options)
+            # The body is in: a client that hangs up now stops its running conversions.
+            await unless_disconnected(request.receive, done.wait)
         except Exception as exc:
             # Raised out of the task group it would arrive wrapped in an ExceptionGroup; the
             # jobs already running finish their thread (their files are in ``workdir``).

@@ -86,13 +86,6 @@ def extension_error(upload: Upload) -> AppError | None:
     return file_error(upload, f"{why}, which is not an image format's")
 
 
-def convert_file(
-    source: Path, filename: str, output: Path, options: ConvertOptions, limits: DecodeLimits
-) -> Converted:
-    """One job on the WorkGate: header probe, then decode and encode (sync)."""
-    return to_webp(source, output, inspect(source, filename, limits), options, limits)
-
-
 class Scheduler:
     """The conversion jobs of one request (see the module docstring for the order rules)."""
 
@@ -157,20 +150,20 @@ class Scheduler:
             return False
         return self.first_failure is None or upload.index < self.first_failure
 
+    async def _convert(self, upload: Upload, conversion: Conversion) -> Converted:
+        """Two trips through the door: the header probe tells what the decode will cost."""
+        found = await self.gate.run(inspect, upload.path, upload.filename, self.limits)
+        cost = found.info.decoded_bytes(all_frames=True)
+        job = (upload.path, conversion.output, found, conversion.options, self.limits)
+        return await self.gate.run(to_webp, *job, cost=cost)
+
     async def _worker(self, jobs: MemoryObjectReceiveStream[tuple[Upload, Conversion]]) -> None:
         async with jobs:
             async for upload, conversion in jobs:
                 if not self._current(upload, conversion):
                     continue
-                job = (
-                    upload.path,
-                    upload.filename,
-                    conversion.output,
-                    conversion.options,
-                    self.limits,
-                )
                 try:
-                    conversion.converted = await self.gate.run(convert_file, *job)
+                    conversion.converted = await self._convert(upload, conversion)
                 except AppError as exc:
                     conversion.error = as_file_error(upload, exc)
                     self._failed(upload.index)

@@ -154,7 +154,8 @@ class _Collector:
             raise malformed("a part has no Content-Disposition form-data name")
         part = self.part
         part.name = _decode(params[b"name"], self.charset)
-        if part.name == UPLOAD_FIELD:
+        # A part without a filename parameter is a form field, not a file: not an upload.
+        if part.name == UPLOAD_FIELD and b"filename" in params:
             part.filename = _decode(params.get(b"filename", b""), self.charset)
             part.upload_index = len(self.uploads)
             if part.upload_index >= self.limits.max_files:

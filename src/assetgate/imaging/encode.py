@@ -35,6 +35,7 @@ from PIL import Image as PILImage
 from assetgate.imaging.formats import DEFAULT_QUALITY, OutputFormat
 from assetgate.imaging.frames import first_frame, is_animated
 from assetgate.imaging.pillow import to_pillow
+from assetgate.imaging.vips import killable
 
 DEFAULT_EFFORT: Final[Mapping[OutputFormat, int]] = {
     "jpeg": 0,
@@ -102,6 +103,6 @@ def encode_webp_still(
 
 
 def _save(image: pyvips.Image, saver: str, **options: Any) -> bytes:
-    data = pyvips.Operation.call(saver, image, keep="none", **options)
+    data = pyvips.Operation.call(saver, killable(image), keep="none", **options)
     assert isinstance(data, bytes)
     return data

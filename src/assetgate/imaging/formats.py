@@ -92,6 +92,12 @@ class SourceInfo:
     def animated(self) -> bool:
         return self.pages > 1 and self.fmt in ANIMATED_FORMATS
 
+    def decoded_bytes(self, *, all_frames: bool) -> int:
+        """What decoding costs in memory: pixels x bands (8-bit sRGB, alpha or not) x frames,
+        the cost the WorkGate admits jobs by (``ASSETGATE_RENDER_MEMORY_BYTES``)."""
+        frames = self.pages if all_frames and self.animated else 1
+        return self.pixels * (4 if self.has_alpha else 3) * frames
+
 
 def as_output(fmt: InputFormat) -> OutputFormat | None:
     if fmt == "apng":

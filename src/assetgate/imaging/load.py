@@ -36,7 +36,6 @@ API:
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -44,7 +43,9 @@ from typing import Any, Final
 
 import pyvips
 
+from assetgate import stop
 from assetgate.errors import AppError
+from assetgate.imaging import integrity
 from assetgate.imaging.formats import (
     ANIMATED_FORMATS,
     ImageInput,
@@ -95,6 +96,9 @@ def decoding() -> Iterator[None]:
     try:
         yield
     except pyvips.Error as exc:
+        stop.check()  # killed on purpose: the client went away or the time ran out
+        if integrity.is_harmless(str(exc.detail)):
+            raise integrity.HarmlessWarning from None
         detail = str(exc.detail).lower()
         if "save" in detail and not any(word in detail for word in _READ_WORDS):
             raise  # an encoder failure is ours (500), not the client's
@@ -119,27 +123,10 @@ def probe(
     if fmt == "gif":
         # libvips reports the frame size, but a GIF's logical screen is the canvas a decoder
         # (ours or the browser's) allocates: a 60000x60000 screen around a 1x1 frame is a bomb.
-        head, tail = _ends(src)
-        screen_w, screen_h = (
-            int.from_bytes(head[6:8], "little"),
-            int.from_bytes(head[8:10], "little"),
-        )
+        screen_w, screen_h = integrity.check_gif_ends(src)
         if screen_w * screen_h > max_pixels:
             raise _too_large(screen_w, screen_h, max_pixels)
-        if not tail.rstrip(b"\x00").endswith(b";"):
-            # libnsgif quietly drops a cut-off frame; a GIF without its trailer is truncated.
-            raise AppError.unsupported_media("image data is truncated or corrupt")
     return info
-
-
-def _ends(src: ImageInput) -> tuple[bytes, bytes]:
-    """The first 10 and the last 16 bytes."""
-    if isinstance(src, Path | str):
-        with open(src, "rb") as handle:
-            head = handle.read(10)
-            handle.seek(max(0, os.fstat(handle.fileno()).st_size - 16))
-            return head, handle.read(16)
-    return bytes(src[:10]), bytes(src[-16:])
 
 
 def _probe_vips(src: ImageInput, fmt: InputFormat) -> SourceInfo:
@@ -180,6 +167,8 @@ def open_image(
     keep_frames = animated and info.animated
     shrink = _jpeg_shrink(info, size) if size and fast_shrink and fmt == "jpeg" else 1
     with decoding():
+        if fmt == "gif":
+            integrity.check_gif_frames(src)
         if fmt == "apng" and keep_frames:
             image = decode_apng_frames(src)
         elif fmt == "heif" and _needs_pillow_heif(src):
@@ -208,9 +197,9 @@ def open_image(
 def _thumbnail(
     src: ImageInput, fmt: InputFormat, size: tuple[int, int], keep_frames: bool
 ) -> pyvips.Image:
-    options = "fail_on=error" + (",n=-1" if keep_frames else "")
+    options = f"fail_on={_fail_on(fmt)}" + (",n=-1" if keep_frames else "")
     # NB: thumbnail's own fail_on argument is not passed on to the loader; option_string is.
-    source = _vips_source(src)
+    source = _vips_source(integrity.complete_jpeg(src) if fmt == "jpeg" else src)
     image = pyvips.Image.thumbnail_source(
         source, size[0], height=size[1], size="force", option_string=options
     )
@@ -230,12 +219,16 @@ def _fast_jpeg(
     # with "out of order read" once the image outgrows libvips' line cache, so those decode the
     # (already DCT-shrunk) image whole.
     access = "sequential" if orientation <= 1 else "random"
-    source = _vips_source(src)
+    source = _vips_source(integrity.complete_jpeg(src))
     image = pyvips.Operation.call(
-        "jpegload_source", source, shrink=shrink, access=access, fail_on="error"
+        "jpegload_source", source, shrink=shrink, access=access, fail_on=_fail_on("jpeg")
     )
     image = to_srgb8(_keep_alive(image, source).autorot())
     return image.thumbnail_image(size[0], height=size[1], size="force")
+
+
+def _fail_on(fmt: InputFormat) -> str:
+    return integrity.jpeg_fail_on() if fmt == "jpeg" else "error"
 
 
 def _vips_source(src: ImageInput) -> pyvips.Source:
@@ -246,10 +239,10 @@ def _vips_source(src: ImageInput) -> pyvips.Source:
 
 def _vips_load(src: ImageInput, fmt: InputFormat, *, access: str, pages: int = 1) -> pyvips.Image:
     loader = _VIPS_LOADERS[fmt]
-    options: dict[str, Any] = {"access": access, "fail_on": "error"}
+    options: dict[str, Any] = {"access": access, "fail_on": _fail_on(fmt)}
     if pages != 1:
         options["n"] = pages
-    source = _vips_source(src)
+    source = _vips_source(integrity.complete_jpeg(src) if fmt == "jpeg" else src)
     return _keep_alive(pyvips.Operation.call(loader, source, **options), source)
 
 

@@ -20,6 +20,7 @@ from PIL import ImageSequence, UnidentifiedImageError
 from assetgate.errors import AppError
 from assetgate.imaging.formats import ImageInput, InputFormat, SourceInfo
 from assetgate.imaging.frames import mark_roll
+from assetgate.imaging.vips import killable
 
 #: Formats Pillow decodes (and the Pillow format name pinned for each).
 PILLOW_FORMATS: Final[dict[str, str]] = {"bmp": "BMP", "tga": "TGA", "pnm": "PPM", "apng": "PNG"}
@@ -77,7 +78,7 @@ def to_pillow(image: pyvips.Image) -> PILImage.Image:
     mode = "RGBA" if image.bands == 4 else "RGBX"
     if image.bands == 3:
         image = image.bandjoin(255)
-    pixels = image.write_to_memory()
+    pixels = killable(image).write_to_memory()
     return PILImage.frombuffer(mode, (image.width, image.height), pixels, "raw", mode, 0, 1)
 
 

@@ -17,6 +17,7 @@ from typing import Final
 import PIL
 import pyvips
 
+from assetgate import stop
 from assetgate.settings import Settings
 
 #: Bumped when assetgate's own image pipeline changes its output for the same request.
@@ -57,6 +58,23 @@ def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
         return False
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     return bool(mallopt(M_ARENA_MAX, arenas))
+
+
+def killable(image: pyvips.Image) -> pyvips.Image:
+    """``image``, which is about to be computed, killed from libvips' eval callback (once per
+    tile or strip) when the current job's ``stop.Stop`` says so: the client went away or the
+    render ran out of time. Outside the CPU door it is returned untouched."""
+    job = stop.current()
+    if job is None:
+        return image
+
+    def on_eval(target: pyvips.Image, progress: object) -> None:
+        if job.reason is not None:
+            target.set_kill(True)
+
+    image.set_progress(True)
+    image.signal_connect("eval", on_eval)
+    return image
 
 
 def engine_version() -> str:

@@ -15,6 +15,7 @@ from typing import Final
 
 import pyvips
 
+from assetgate import stop
 from assetgate.imaging.frames import is_animated, make_roll, split_frames, timing
 from assetgate.optimizer.plan import Plan
 
@@ -122,6 +123,7 @@ def run(image: pyvips.Image, plan: Plan) -> pyvips.Image:
 
 def _run_steps(image: pyvips.Image, plan: Plan) -> pyvips.Image:
     for step in STEPS:
+        stop.check()
         image = step(image, plan)
     return image
 

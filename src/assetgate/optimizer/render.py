@@ -1,9 +1,9 @@
 """One image job, start to finish, on a worker thread: sniff -> probe -> plan -> decode -> encode.
 
-This is the only CPU-bound entry of the optimizer; the route calls ``process`` through the
-WorkGate. Everything before the first decoded pixel (magic bytes, header probe, the plan and its
-limits) happens here too, so one thread hop serves the whole request and a 413/415/501 costs a
-header read. The plan decides everything; this module only carries it out, in a straight line.
+This is the only CPU-bound entry of the optimizer. The route takes it through the WorkGate in
+two trips: ``prepare`` (magic bytes, header probe, the plan and its limits: a 413/415/501 costs a
+header read) and ``render``, admitted by what its decoded pixels will cost in memory. The plan
+decides everything; this module only carries it out, in a straight line.
 """
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ from pathlib import Path
 from assetgate.errors import AppError
 from assetgate.imaging.encode import encode
 from assetgate.imaging.formats import HEAD_BYTES, ImageInput, InputFormat, OutputFormat, sniff
-from assetgate.imaging.load import decoding, open_image, probe
+from assetgate.imaging.integrity import tolerating_harmless
+from assetgate.imaging.load import SourceInfo, decoding, open_image, probe
 from assetgate.optimizer.pipeline import run
-from assetgate.optimizer.plan import Limits, Negotiation, make_plan
+from assetgate.optimizer.plan import Limits, Negotiation, Plan, make_plan
 from assetgate.optimizer.spec import ImageSpec
 
 
@@ -46,27 +47,59 @@ class Outcome:
         return self.body is None
 
 
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """What the header said and what to do: enough to know the render's cost before it runs."""
+
+    src: ImageInput
+    fmt: InputFormat
+    info: SourceInfo
+    plan: Plan
+
+    @property
+    def cost(self) -> int:
+        return self.info.decoded_bytes(all_frames=self.plan.animated)
+
+
 def process(job: Job) -> Outcome:
+    """Both halves on one thread (the command line and tests; the route runs them apart)."""
+    ready = prepare(job)
+    return ready if isinstance(ready, Outcome) else render(job, ready)
+
+
+def prepare(job: Job) -> Prepared | Outcome:
+    """Sniff (415), header probe (413/501) and plan: a pass-through needs no render at all."""
     decode = job.limits.decode
     src, fmt = _open_source(job.path, job.size)
     info = probe(src, fmt, max_pixels=decode.max_pixels, disabled=decode.disabled)
     plan = make_plan(job.spec, info, negotiation=job.negotiation, limits=job.limits)
     if plan.passthrough:
         return Outcome(fmt, plan.output, None, info.width, info.height)
+    return Prepared(src, fmt, info, plan)
+
+
+def render(job: Job, ready: Prepared) -> Outcome:
+    """Decode, run the pipeline, encode; the original instead when a pure re-encode grew."""
+    decode = job.limits.decode
+    src, fmt, info, plan = ready.src, ready.fmt, ready.info, ready.plan
     effort = {"webp": job.webp_effort, "avif": job.avif_effort}.get(plan.output)
-    with decoding():
-        image = open_image(
-            src,
-            fmt,
-            max_pixels=decode.max_pixels,
-            animated=plan.animated,
-            disabled=decode.disabled,
-            max_frames=decode.max_frames,
-            size=plan.load_size,
-            info=info,
-            fast_shrink=job.fast_shrink,
-        )
-        body = encode(run(image, plan), plan.output, quality=plan.quality, effort=effort)
+
+    def decode_and_encode() -> bytes:
+        with decoding():
+            image = open_image(
+                src,
+                fmt,
+                max_pixels=decode.max_pixels,
+                animated=plan.animated,
+                disabled=decode.disabled,
+                max_frames=decode.max_frames,
+                size=plan.load_size,
+                info=info,
+                fast_shrink=job.fast_shrink,
+            )
+            return encode(run(image, plan), plan.output, quality=plan.quality, effort=effort)
+
+    body = tolerating_harmless(decode_and_encode)
     if plan.fallback is not None and len(body) > job.size:
         # A pure re-encode that came out bigger: the original is the better answer.
         return Outcome(fmt, plan.fallback, None, info.width, info.height)

@@ -34,7 +34,7 @@ from assetgate.optimizer.openapi import make_paths
 from assetgate.optimizer.params import FILE_PARAM
 from assetgate.optimizer.plan import Limits, Negotiation
 from assetgate.optimizer.queries import QueryReader, query_reader
-from assetgate.optimizer.render import Job, Outcome, process
+from assetgate.optimizer.render import Job, Outcome, prepare, render
 from assetgate.optimizer.spec import ImageSpec
 from assetgate.optimizer.static import static_prepared
 from assetgate.part import Part, part_state
@@ -162,10 +162,18 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
         if held is not None and held.body is not None:
             return BlockResponse(200, prepared.ok, body_for(request, held.body))
     job = _job(found.path, info, spec, negotiation, res, state)
+
+    async def run() -> Outcome:
+        # Two trips through the door: the header decides what the render costs in memory.
+        ready = await res.gate.run(prepare, job, receive=request.receive)
+        if isinstance(ready, Outcome):
+            return ready
+        return await res.gate.run(render, job, ready, cost=ready.cost, receive=request.receive)
+
     if cache is None or source.key != stat_key(info):  # off, or the file is being rewritten
-        outcome, cache_state = await res.gate.run(process, job), "BYPASS"
+        outcome, cache_state = await run(), "BYPASS"
     else:
-        outcome, hit = await cache.get_or_compute(prepared.etag, lambda: res.gate.run(process, job))
+        outcome, hit = await cache.get_or_compute(prepared.etag, run)
         cache_state = "HIT" if hit else "MISS"
     if outcome.body is None:  # a pass-through is the file itself: no cache state (§2.3)
         return _passthrough(found.path, info, outcome, dict(prepared.headers))

@@ -1,0 +1,158 @@
+"""Reliability under abuse, measured on the real server (issue 12).
+
+    .venv/bin/python bench/reliability.py              # about 2 minutes on 2 cores
+    PYTHONPATH=/some/older/checkout/src .venv/bin/python bench/reliability.py   # the "before"
+
+Three figures, each read from the server process itself (``/proc/<pid>``), never the wall clock:
+
+1. Abandoned work: CPU seconds one costly render takes (4000x3000 JPEG, ``blur=100&sharpen=100
+   &format=png``), then the CPU seconds the server spends on 20 such requests whose clients hang
+   up after 0.3 s. Target: at most 2x one render.
+2. Peak RSS (VmHWM) of a fresh server answering 16 parallel renders of a 49 MP PNG to WebP.
+3. Peak RSS of a fresh server answering 16 parallel conversions of the same PNG.
+   Target for both: under 600 MB with the defaults.
+
+The server runs with its defaults (``assetgate serve``), one process, on loopback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import pyvips
+
+COSTLY = "/large.jpg?blur=100&sharpen=100&format=png"
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def make_inputs(root: Path) -> None:
+    noise = pyvips.Image.gaussnoise(4000, 3000, sigma=50)
+    photo = noise.bandjoin([noise.rot180(), noise.fliphor()]).cast("uchar")
+    photo.jpegsave(str(root / "large.jpg"), Q=90)
+    side = 7000  # 49 MP; a smooth gradient so the PNG fits the 25 MB upload cap
+    xyz = pyvips.Image.xyz(side, side)
+    gradient = (xyz[0] * 255 / side).bandjoin([xyz[1] * 255 / side, (xyz[0] + xyz[1]) % 256])
+    gradient.cast("uchar").pngsave(str(root / "big.png"), compression=6)
+
+
+class Server:
+    def __init__(self, root: Path) -> None:
+        self.port = free_port()
+        argv = [sys.executable, "-m", "assetgate", "serve", "--root", str(root)]
+        argv += ["--port", str(self.port)]
+        env = {**os.environ, "ASSETGATE_LOG_LEVEL": "warning"}
+        self.process = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL)
+        self.base = f"http://127.0.0.1:{self.port}"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(self.base + "/healthz", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        raise RuntimeError("server did not start")
+
+    def cpu(self) -> float:
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / TICKS
+
+    def peak_rss_mb(self) -> float:
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+        raise RuntimeError("no VmHWM")
+
+    def settle(self, quiet_s: float = 1.5, limit_s: float = 120) -> None:
+        """Wait until the server stops using CPU (its abandoned work is over)."""
+        end = time.monotonic() + limit_s
+        last = self.cpu()
+        while time.monotonic() < end:
+            time.sleep(quiet_s)
+            now = self.cpu()
+            if now - last < 0.05:
+                return
+            last = now
+
+    def close(self) -> None:
+        self.process.terminate()
+        self.process.wait(10)
+
+
+def hang_up(port: int, path: str, after_s: float) -> None:
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: bench\r\n\r\n".encode())
+        time.sleep(after_s)
+
+
+def abandoned(root: Path) -> tuple[float, float]:
+    server = Server(root)
+    try:
+        before = server.cpu()
+        assert httpx.get(server.base + COSTLY, timeout=120).status_code == 200
+        server.settle()
+        one = server.cpu() - before
+        before = server.cpu()
+        with concurrent.futures.ThreadPoolExecutor(20) as pool:
+            list(pool.map(lambda _: hang_up(server.port, COSTLY, 0.3), range(20)))
+        server.settle()
+        return one, server.cpu() - before
+    finally:
+        server.close()
+
+
+def parallel_peak(root: Path, send: Callable[[httpx.Client, str], int]) -> tuple[float, list[int]]:
+    server = Server(root)
+    try:
+        with httpx.Client(timeout=300) as client, concurrent.futures.ThreadPoolExecutor(16) as pool:
+            statuses = list(pool.map(lambda _: send(client, server.base), range(16)))
+        return server.peak_rss_mb(), statuses
+    finally:
+        server.close()
+
+
+def render(client: httpx.Client, base: str) -> int:
+    return client.get(base + "/big.png?format=webp&q=80").status_code
+
+
+def convert(root: Path) -> Callable[[httpx.Client, str], int]:
+    data = (root / "big.png").read_bytes()
+
+    def send(client: httpx.Client, base: str) -> int:
+        files = {"images": ("big.png", data, "image/png")}
+        return client.post(base + "/api/convert", files=files).status_code
+
+    return send
+
+
+def main() -> None:
+    argparse.ArgumentParser(description=__doc__).parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        make_inputs(root)
+        one, twenty = abandoned(root)
+        print(f"one costly render: {one:.2f} CPU-s")
+        print(f"20 abandoned costly requests: {twenty:.2f} CPU-s ({twenty / one:.1f}x one render)")
+        peak, statuses = parallel_peak(root, render)
+        print(f"16 parallel 49 MP PNG -> WebP renders: peak RSS {peak:.0f} MB, {statuses}")
+        peak, statuses = parallel_peak(root, convert(root))
+        print(f"16 parallel 49 MP PNG conversions: peak RSS {peak:.0f} MB, {statuses}")
+
+
+if __name__ == "__main__":
+    main()

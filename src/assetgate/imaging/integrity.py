@@ -1,0 +1,102 @@
+"""Damaged means error: the checks libvips' ``fail_on=error`` leaves out.
+
+- JPEG: libjpeg reports short or truncated scan data only as a *warning* ("premature end of data
+  segment") and fills the rest grey, so JPEG pixels decode with ``fail_on=warning``. Two warnings
+  that camera files carry are harmless and must keep working: a missing EOI after complete scans
+  (``complete_jpeg`` puts the marker back, so only a scan cut short still warns) and extraneous
+  bytes before a marker (``tolerating_harmless`` runs the work once more with ``fail_on=error``
+  when that is the one complaint).
+- GIF: libnsgif silently drops a frame whose LZW data is cut; Pillow's decoder calls it
+  truncated. ``check_gif_frames`` decodes the frames with Pillow once before libvips does.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Callable
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+from PIL import Image as PILImage
+from PIL import ImageSequence
+
+from assetgate.errors import AppError
+from assetgate.imaging.formats import ImageInput
+
+T = TypeVar("T")
+
+EOI: Final = b"\xff\xd9"
+_HARMLESS: Final = ("extraneous bytes before marker",)
+_TOLERANT: ContextVar[bool] = ContextVar("assetgate_jpeg_tolerant", default=False)
+
+
+class HarmlessWarning(Exception):
+    """A strict JPEG decode failed on a warning camera files carry: run it again tolerantly."""
+
+
+def jpeg_fail_on() -> str:
+    return "error" if _TOLERANT.get() else "warning"
+
+
+def is_harmless(detail: str) -> bool:
+    """The strict decode's only complaint is one a camera JPEG may carry."""
+    lowered = detail.lower()
+    if _TOLERANT.get() or "premature end" in lowered:
+        return False
+    return any(word in lowered for word in _HARMLESS)
+
+
+def tolerating_harmless(work: Callable[[], T]) -> T:
+    """``work()`` (load -> process -> encode); once more tolerating JPEG warnings when the strict
+    run met only a harmless one."""
+    try:
+        return work()
+    except HarmlessWarning:
+        token = _TOLERANT.set(True)
+        try:
+            return work()
+        finally:
+            _TOLERANT.reset(token)
+
+
+def complete_jpeg(src: ImageInput) -> ImageInput:
+    """``src`` with an EOI marker appended when it does not end with one (an extra EOI after a
+    complete image is never read; a scan cut short still runs into it and warns)."""
+    if isinstance(src, Path | str):
+        with open(src, "rb") as handle:
+            handle.seek(max(0, os.fstat(handle.fileno()).st_size - 2))
+            if handle.read(2) == EOI:
+                return src
+            handle.seek(0)
+            return handle.read() + EOI
+    if bytes(src[-2:]) == EOI:
+        return src
+    return bytes(src) + EOI
+
+
+def check_gif_ends(src: ImageInput) -> tuple[int, int]:
+    """The logical screen size (the canvas a decoder allocates); 415 without the trailer (a GIF
+    cut short: libnsgif quietly drops the cut frame)."""
+    if isinstance(src, Path | str):
+        with open(src, "rb") as handle:
+            head = handle.read(10)
+            handle.seek(max(0, os.fstat(handle.fileno()).st_size - 16))
+            tail = handle.read(16)
+    else:
+        head, tail = bytes(src[:10]), bytes(src[-16:])
+    if not tail.rstrip(b"\x00").endswith(b";"):
+        raise AppError.unsupported_media("image data is truncated or corrupt")
+    return int.from_bytes(head[6:8], "little"), int.from_bytes(head[8:10], "little")
+
+
+def check_gif_frames(src: ImageInput) -> None:
+    """415 when any frame's image data is truncated (Pillow decodes every frame once)."""
+    stream: Any = src if isinstance(src, Path | str) else io.BytesIO(src)
+    try:
+        with PILImage.open(stream, formats=["GIF"]) as image:
+            for frame in ImageSequence.Iterator(image):
+                frame.load()
+    except (OSError, SyntaxError, ValueError, EOFError):
+        raise AppError.unsupported_media("image data is truncated or corrupt") from None

@@ -1,0 +1,71 @@
+"""Deadlines through the real app: an overdue render or conversion stops early with a 503.
+
+CPU is read from the process (``resource``), not the wall clock: the claim is "the work stopped",
+and the reference is the same render run to the end in the same test.
+"""
+
+from __future__ import annotations
+
+import resource
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import pyvips
+
+from assetgate.settings import Settings
+from tests.conftest import app_client
+
+pytestmark = pytest.mark.anyio
+
+COSTLY = "/big.jpg?blur=100&sharpen=100&format=png"
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def big_jpeg(width: int = 2400, height: int = 1800) -> bytes:
+    noise = pyvips.Image.gaussnoise(width, height, sigma=60)
+    image = noise.bandjoin([noise.rot180().resize(1), noise.fliphor()]).cast("uchar")
+    data = image.jpegsave_buffer(Q=90)
+    assert isinstance(data, bytes)
+    return data
+
+
+@pytest.fixture
+def big(docroot: Path) -> bytes:
+    data = big_jpeg()
+    (docroot / "big.jpg").write_bytes(data)
+    return data
+
+
+async def test_a_render_past_the_timeout_is_a_503_and_stops_early(
+    big: bytes, make_settings: Callable[..., Settings]
+) -> None:
+    async with app_client(make_settings()) as client:
+        before = _cpu()
+        full = await client.get(COSTLY)
+        full_cpu = _cpu() - before
+    assert full.status_code == 200
+    async with app_client(make_settings(render_timeout_s=0.05)) as client:
+        before = _cpu()
+        cut = await client.get(COSTLY)
+        cut_cpu = _cpu() - before
+    assert cut.status_code == 503
+    assert cut.headers["retry-after"]
+    assert cut.headers["cache-control"] == "no-store"
+    assert "etag" not in cut.headers
+    assert cut.json() == {"error": "the work took longer than the limit of 0.05 s", "code": 503}
+    assert cut_cpu < full_cpu / 2, (cut_cpu, full_cpu)
+
+
+async def test_a_conversion_past_the_timeout_is_a_503(
+    big: bytes, make_settings: Callable[..., Settings]
+) -> None:
+    async with app_client(make_settings(render_timeout_s=0.01)) as client:
+        answer = await client.post("/api/convert", files={"images": ("big.jpg", big, "image/jpeg")})
+    assert answer.status_code == 503
+    assert answer.headers["retry-after"]
+    assert "0.01 s" in answer.json()["error"]
