@@ -44,12 +44,13 @@ def big(docroot: Path) -> bytes:
 async def test_a_render_past_the_timeout_is_a_503_and_stops_early(
     big: bytes, make_settings: Callable[..., Settings]
 ) -> None:
-    async with app_client(make_settings()) as client:
+    uncached = {"result_cache_bytes": 0}  # both renders are real: no result cache to answer from
+    async with app_client(make_settings(**uncached)) as client:
         before = _cpu()
         full = await client.get(COSTLY)
         full_cpu = _cpu() - before
     assert full.status_code == 200
-    async with app_client(make_settings(render_timeout_s=0.05)) as client:
+    async with app_client(make_settings(render_timeout_s=0.05, **uncached)) as client:
         before = _cpu()
         cut = await client.get(COSTLY)
         cut_cpu = _cpu() - before
