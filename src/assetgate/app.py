@@ -105,7 +105,7 @@ def create_app(settings: Settings) -> Starlette:
     ]
     for part in PARTS:
         routes.extend(part.routes)
-    return ObservedStarlette(
+    app = ObservedStarlette(
         trusted=parse_networks(settings.trusted_proxies),
         routes=routes,
         lifespan=lifespan,
@@ -115,3 +115,7 @@ def create_app(settings: Settings) -> Starlette:
             Exception: on_unexpected,
         },
     )
+    # A trailing-slash 307 would build its Location from the Host header (`/x%0A/` -> any host):
+    # a path either matches a route or is a 404.
+    app.router.redirect_slashes = False
+    return app

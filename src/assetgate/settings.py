@@ -97,6 +97,8 @@ class Settings(BaseSettings):
     shutdown_grace_s: int = Field(default=25, ge=0, le=3600)
 
     # --- deployment edges, signing and presets ------------------------------------------------
+    limit_concurrency: int = Field(default=1024, ge=2)
+    keep_alive_s: int = Field(default=5, ge=1)
 
     # --- reliability: deadlines, cost-aware door ----------------------------------------------
     render_timeout_s: float = Field(default=30.0, gt=0)

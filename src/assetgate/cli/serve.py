@@ -77,6 +77,11 @@ def run(args: argparse.Namespace) -> int:
         # address before the rate limiter sees it; ASSETGATE_TRUSTED_PROXIES decides that instead.
         proxy_headers=False,
         timeout_graceful_shutdown=settings.shutdown_grace_s,
+        # Past this many open connections and tasks a process answers 503 instead of queueing
+        # without bound; idle keep-alive connections close after keep_alive_s (the proxy in front
+        # must close its idle upstream connections sooner: deploy/nginx.conf.template).
+        limit_concurrency=settings.limit_concurrency,
+        timeout_keep_alive=settings.keep_alive_s,
     )
     return run_server(config)
 
