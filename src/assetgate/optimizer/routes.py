@@ -28,8 +28,9 @@ from assetgate.imaging.formats import MEDIA_TYPES
 from assetgate.imaging.vips import engine_version
 from assetgate.minify.respond import asset_response, is_asset
 from assetgate.optimizer.openapi import make_paths
-from assetgate.optimizer.params import FILE_PARAM
+from assetgate.optimizer.params import ALIASES, FILE_PARAM
 from assetgate.optimizer.plan import Limits, Negotiation
+from assetgate.optimizer.presets import load_presets, transforms
 from assetgate.optimizer.queries import QueryReader, query_reader
 from assetgate.optimizer.render import Job, Outcome, prepare, render
 from assetgate.optimizer.spec import ImageSpec
@@ -44,6 +45,7 @@ from assetgate.web.paths import locate
 from assetgate.web.prepared import BlockResponse, Prepared
 from assetgate.web.savings import savings_headers
 from assetgate.web.sendfile import send_file
+from assetgate.web.signing import SIGNATURE_PARAM, canonical_message, verify
 
 RESERVED: Final = ("cache/",)
 EXPOSED: Final = (
@@ -59,6 +61,7 @@ class OptimizerState:
     cors: Mapping[str, str]
     real_root: str  # the document root's realpath, resolved once
     read_query: QueryReader
+    signing_keys: tuple[str, ...]
 
 
 @asynccontextmanager
@@ -77,7 +80,10 @@ async def lifespan(res: Resources) -> AsyncIterator[OptimizerState]:
             "Access-Control-Expose-Headers": EXPOSED,
         },
         real_root=os.path.realpath(settings.root),
-        read_query=query_reader(),
+        read_query=query_reader(
+            presets=load_presets(settings.presets), widths=tuple(settings.allowed_widths)
+        ),
+        signing_keys=tuple(settings.signing_keys),
     )
 
 
@@ -97,6 +103,8 @@ async def public_file(request: Request) -> Response:
 async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Response:
     res = resources(request)
     state: OptimizerState = part_state(request, "optimizer")
+    if state.signing_keys:
+        _check_signature(request, name, state.signing_keys, static_when_plain)
     query = state.read_query(request.scope["query_string"], static_when_plain)
     found = locate(state.real_root, name, reserved=RESERVED)
     if found is None:
@@ -150,6 +158,22 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
         else await res.gate.run(render, job, ready, cost=ready.cost, receive=request.receive)
     )
     return _answer(request, found.path, info, outcome, headers)
+
+
+def _check_signature(
+    request: Request, name: str, keys: tuple[str, ...], static_when_plain: bool
+) -> None:
+    """Before any file is looked at: an unsigned request learns nothing and costs nothing.
+
+    A static file (public URL, no optimizer parameter) needs no signature."""
+    params = request.query_params
+    if static_when_plain and not transforms(params):
+        return
+    message = canonical_message(name, params.multi_items(), ALIASES)
+    if not verify(keys, message, params.get(SIGNATURE_PARAM)):
+        raise AppError(
+            403, f"{SIGNATURE_PARAM}: missing or wrong URL signature", param=SIGNATURE_PARAM
+        )
 
 
 def _image_headers(
