@@ -53,23 +53,29 @@ def serve(port: int, root: Path, log: Path, **env: str) -> Iterator[str]:
         wait_healthy(base, process, log)
         yield base
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within 15 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def wait_healthy(base: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    """Until ``base``/healthz answers 200; the process's log in the failure when it never does."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise AssertionError(f"assetgate serve exited: {log.read_text(errors='replace')}")
+            raise AssertionError(f"{process.args[0]} exited: {log.read_text(errors='replace')}")
         try:
             if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
                 return
         except httpx.HTTPError:
             pass
         time.sleep(0.05)
-    raise AssertionError(f"assetgate serve did not answer: {log.read_text(errors='replace')}")
+    raise AssertionError(f"{process.args[0]} did not answer: {log.read_text(errors='replace')}")

@@ -6,18 +6,16 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.conftest import require_binary
 from tests.imaging.factory import jpeg
-from tests.serve_process import pick_port, serve
+from tests.serve_process import pick_port, serve, stop, wait_healthy
 from tests.web.test_ratelimit import RedisServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -78,20 +76,6 @@ http {{
 """
 
 
-def wait_listening(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"nginx exited: {log.read_text(errors='replace')}")
-        try:
-            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.05)
-    raise AssertionError(f"nginx did not answer: {log.read_text(errors='replace')}")
-
-
 @pytest.fixture(scope="module")
 def edge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Edge]:
     nginx = require_binary("nginx")
@@ -134,16 +118,7 @@ def edge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Edge]:
                 stdout=out,
                 stderr=subprocess.STDOUT,
             )  # fmt: skip
-        stack.callback(_stop, process)
+        stack.callback(stop, process)
         url = f"http://127.0.0.1:{listen}"
-        wait_listening(url, process, log)
+        wait_healthy(url, process, log)
         yield Edge(url=url, port=listen, config=site, backends=backends)
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()

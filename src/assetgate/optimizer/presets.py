@@ -18,24 +18,13 @@ from typing import Final
 from assetgate.errors import AppError
 from assetgate.optimizer.params import ALIASES
 from assetgate.optimizer.spec import ImageSpec, is_recognised, parse_spec
+from assetgate.web.params import long_names
 
 PRESET_PARAM: Final = "preset"
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 Presets = Mapping[str, Mapping[str, str]]
 NO_PRESETS: Final[Presets] = MappingProxyType({})
-
-
-def long_names(query: Mapping[str, str]) -> dict[str, str]:
-    """Aliases renamed to their long names; an alias loses to its long name, as in parse_spec."""
-    named: dict[str, str] = {}
-    for name, value in query.items():
-        long = ALIASES.get(name)
-        if long is None:
-            named[name] = value
-        elif long not in query:
-            named[long] = value
-    return named
 
 
 def transforms(query: Mapping[str, str]) -> bool:
@@ -52,7 +41,7 @@ def expand(query: Mapping[str, str], presets: Presets) -> Mapping[str, str]:
     if preset is None:
         known = ", ".join(sorted(presets)[:20]) or "none are configured"
         raise AppError.bad_param(PRESET_PARAM, f"a configured preset ({known})", name)
-    explicit = long_names({k: v for k, v in query.items() if k != PRESET_PARAM})
+    explicit = long_names({k: v for k, v in query.items() if k != PRESET_PARAM}, ALIASES)
     return {**preset, **explicit}
 
 
@@ -103,7 +92,7 @@ def _preset(name: str, params: object) -> dict[str, str]:
         parse_spec(values)
     except AppError as exc:
         raise ValueError(f"preset {name!r}: {exc.message}") from None
-    return long_names(values)
+    return long_names(values, ALIASES)
 
 
 def _value(value: object) -> str:

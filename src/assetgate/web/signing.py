@@ -24,6 +24,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 from urllib.parse import quote
 
+from assetgate.web.params import long_names
+
 SIGNATURE_PARAM: Final = "s"
 #: Parameters that are not part of the transformation: the signature and the API form's path.
 UNSIGNED: Final = frozenset({SIGNATURE_PARAM, "file"})
@@ -37,13 +39,7 @@ def canonical_message(
     for name, value in params:
         if name not in UNSIGNED:
             last[name] = value
-    canonical: dict[str, str] = {}
-    for name, value in last.items():
-        long = aliases.get(name)
-        if long is None:
-            canonical[name] = value
-        elif long not in last:
-            canonical[long] = value
+    canonical = long_names(last, aliases)
     query = "&".join(
         f"{quote(name, safe='')}={quote(value, safe='')}"
         for name, value in sorted(canonical.items(), key=lambda item: item[0].encode())
