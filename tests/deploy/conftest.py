@@ -7,7 +7,7 @@ import os
 import re
 import subprocess
 from collections.abc import Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +20,7 @@ from tests.web.test_ratelimit import RedisServer
 
 REPO = Path(__file__).resolve().parents[2]
 RATE_LIMIT = 5
+FRESH_S = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,12 +77,12 @@ http {{
 """
 
 
-@pytest.fixture(scope="module")
-def edge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Edge]:
+@contextmanager
+def run_edge(tmp: Path, **env: str) -> Iterator[Edge]:
+    """Redis, two ``assetgate serve`` (settings ``env``) and nginx in front; all stopped after."""
     nginx = require_binary("nginx")
     redis_binary = require_binary("redis-server")
     require_binary("envsubst")
-    tmp = tmp_path_factory.mktemp("edge")
     root = tmp / "root"
     root.mkdir()
     (root / "photo.jpg").write_bytes(jpeg(640, 480))
@@ -90,17 +91,14 @@ def edge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Edge]:
         redis.start()
         stack.callback(redis.stop)
         ports = [pick_port(), pick_port()]
+        settings = {
+            "trusted_proxies": "127.0.0.1",
+            "rate_limit": f"{RATE_LIMIT}/60 seconds",
+            "rate_limit_storage": redis.url,
+            **env,
+        }
         backends = tuple(
-            stack.enter_context(
-                serve(
-                    port,
-                    root,
-                    tmp / f"assetgate-{port}.log",
-                    trusted_proxies="127.0.0.1",
-                    rate_limit=f"{RATE_LIMIT}/60 seconds",
-                    rate_limit_storage=redis.url,
-                )
-            )
+            stack.enter_context(serve(port, root, tmp / f"assetgate-{port}.log", **settings))
             for port in ports
         )
         prefix = tmp / "nginx"
@@ -122,3 +120,17 @@ def edge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Edge]:
         url = f"http://127.0.0.1:{listen}"
         wait_healthy(url, process, log)
         yield Edge(url=url, port=listen, config=site, backends=backends)
+
+
+@pytest.fixture(scope="module")
+def edge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Edge]:
+    with run_edge(tmp_path_factory.mktemp("edge")) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def short_lived_edge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Edge]:
+    """Answers fresh for 3 s, then stale-while-revalidate for 10 minutes."""
+    control = f"public, max-age={FRESH_S}, stale-while-revalidate=600"
+    with run_edge(tmp_path_factory.mktemp("short"), cache_control=control) as running:
+        yield running

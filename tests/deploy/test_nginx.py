@@ -10,7 +10,7 @@ import time
 import httpx
 import pytest
 
-from tests.deploy.conftest import RATE_LIMIT, Edge
+from tests.deploy.conftest import FRESH_S, RATE_LIMIT, Edge
 
 WEBP = "image/avif,image/webp,*/*;q=0.8"
 JPEG_ONLY = "image/png,image/*;q=0.8,*/*;q=0.5"
@@ -127,3 +127,20 @@ def test_a_body_over_the_cap_is_refused_by_nginx(edge: Edge) -> None:
 def test_who_asks_answers_are_never_cached(edge: Edge, target: str) -> None:
     response = get(edge, target)
     assert response.headers.get("x-cache-status") is None
+
+
+def test_a_stale_answer_is_served_while_one_request_refreshes_it(short_lived_edge: Edge) -> None:
+    edge = short_lived_edge
+    first = get(edge, "/photo.jpg?width=90", JPEG_ONLY)
+    assert first.headers["x-cache-status"] == "MISS"
+    time.sleep(FRESH_S + 1)
+    stale = get(edge, "/photo.jpg?width=90", JPEG_ONLY)
+    assert stale.headers["x-cache-status"] in ("STALE", "UPDATING")
+    assert stale.content == first.content
+    # The background refresh stores a fresh copy: hits again, without waiting for a client.
+    deadline = time.monotonic() + FRESH_S
+    statuses = []
+    while time.monotonic() < deadline and "HIT" not in statuses:
+        statuses.append(get(edge, "/photo.jpg?width=90", JPEG_ONLY).headers["x-cache-status"])
+        time.sleep(0.1)
+    assert "HIT" in statuses, statuses
