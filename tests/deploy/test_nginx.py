@@ -144,3 +144,13 @@ def test_a_stale_answer_is_served_while_one_request_refreshes_it(short_lived_edg
         statuses.append(get(edge, "/photo.jpg?width=90", JPEG_ONLY).headers["x-cache-status"])
         time.sleep(0.1)
     assert "HIT" in statuses, statuses
+
+
+def test_nginx_sets_the_request_id_and_a_client_cannot(edge: Edge) -> None:
+    first = get(edge, "/healthz", **{"X-Request-Id": "forged-by-the-client"})
+    second = get(edge, "/healthz")
+    ids = [first.headers["x-request-id"], second.headers["x-request-id"]]
+    # nginx's $request_id (32 hex digits), believed because nginx is a trusted proxy.
+    assert all(len(rid) == 32 and int(rid, 16) >= 0 for rid in ids)
+    assert "forged-by-the-client" not in ids
+    assert ids[0] != ids[1]
