@@ -104,6 +104,7 @@ def test_search_page_renders_escaped_results(
                 f'<link rel="stylesheet" href="{live_app}/npm/lib/widget-css@3.0.0/widget.min.css">'
             )
             assert page.locator("#status").text_content() == "3 of 3 results for “widget”"
+            assert page.locator("#warnings").is_hidden()
             page.screenshot(path=str(tmp_path / "npm-search.png"), full_page=True)
             assert errors == []
         finally:
@@ -111,3 +112,44 @@ def test_search_page_renders_escaped_results(
     assert (tmp_path / "npm-search.png").stat().st_size > 1000
     if shot := os.environ.get("ASSETGATE_SCREENSHOT_DIR"):
         shutil.copy(tmp_path / "npm-search.png", shot)
+
+
+def test_search_page_says_which_catalog_failed(
+    pkg_settings: Callable[..., Settings],
+    free_port: Callable[[], int],
+    catalog: LibraryCatalog,
+) -> None:
+    chromium = require_binary("chromium")
+    from playwright.sync_api import expect, sync_playwright
+
+    catalog.add("widget-css", "3.0.0", {"widget.min.css": b".w{}"}, description="Widget styles")
+    port = free_port()
+    settings = pkg_settings(npm_registry=f"http://127.0.0.1:{free_port()}/")
+    config = uvicorn.Config(
+        create_app(settings), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not server.started:
+            assert time.monotonic() < deadline, "uvicorn did not start"
+            time.sleep(0.02)
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page()
+                page.goto(f"http://127.0.0.1:{port}/npm")
+                page.locator("#q").press_sequentially("widget", delay=30)
+                expect(page.locator("#results .result")).to_have_count(1)
+                expect(page.locator("#warnings")).to_be_visible()
+                assert page.locator("#warnings").text_content() == (
+                    "Incomplete results. npm: searching the npm registry failed; "
+                    "results are from the other catalog only"
+                )
+            finally:
+                browser.close()
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)

@@ -35,6 +35,11 @@ SEARCH_RESULT: Final[dict[str, Any]] = {
                 },
             },
         },
+        "warnings": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Extension: one line per catalog that failed (results are partial).",
+        },
     },
 }
 

@@ -146,6 +146,7 @@ async def search(request: Request) -> Response:
             }
             for hit in answer.hits
         ],
+        "warnings": list(answer.warnings),
     }
     headers = {
         "Cache-Control": "no-store" if answer.partial else SEARCH_CACHE,
