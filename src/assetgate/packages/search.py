@@ -100,7 +100,9 @@ class Search:
             else:
                 hits.extend(outcome)
         if len(warnings) == len(outcomes):
-            raise AppError.upstream("search catalogs cannot be fetched (npm and library both failed)")
+            raise AppError.upstream(
+                "search catalogs cannot be fetched (npm and library both failed)"
+            )
         ranked = rank_hits(merge_hits(hits), query.q)
         answer = Answer(len(ranked), tuple(ranked[: query.limit]), tuple(warnings))
         if not answer.partial and self.ttl_s > 0:
