@@ -42,7 +42,7 @@ async def test_pages_have_a_strict_policy_and_validators(
 async def test_assets_misses_and_methods(client: httpx.AsyncClient) -> None:
     script = await client.get("/ui/static/optimizer.js")
     assert script.status_code == 200
-    assert script.headers["content-type"] == "text/javascript; charset=utf-8"
+    assert script.headers["content-type"] == "application/javascript; charset=utf-8"
     assert (await client.get("/ui/static/ui.css")).headers["content-type"].startswith("text/css")
     for missing in ("/ui/nope", "/ui/static/nope.js", "/ui/static/../routes.py", "/ui/index.html"):
         answer = await client.get(missing)
