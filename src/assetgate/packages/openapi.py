@@ -114,6 +114,32 @@ OPENAPI: Final[dict[str, Any]] = {
             },
         }
     },
+    "/npm/{package}@{version}/{path}": {
+        "get": {
+            "operationId": "packageFile",
+            "summary": "A file of an npm package at an exact version (`?sri` for its integrity,"
+            " `?meta` on a folder for a listing, `?min=1`/`?compress=1` for CSS and JS).",
+            "parameters": [
+                {"name": "package", "in": "path", "required": True, "schema": {"type": "string"}},
+                {"name": "version", "in": "path", "required": True, "schema": {"type": "string"}},
+                {"name": "path", "in": "path", "required": True, "schema": {"type": "string"}},
+            ],
+            "responses": _PINNED,
+        }
+    },
+    "/npm/_assets/{name}": {
+        "get": {
+            "operationId": "packageSearchPageAsset",
+            "summary": "The search page's script and style.",
+            "parameters": [
+                {"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}
+            ],
+            "responses": {
+                "200": {"description": "The file."},
+                "404": _error("No such file."),
+            },
+        }
+    },
     "/npm/lib/{library}@{version}/{path}": {
         "get": {
             "operationId": "libraryFile",

@@ -25,7 +25,27 @@ def _page(operation: str, summary: str) -> dict[str, Any]:
 
 
 OPENAPI: Final[dict[str, Any]] = {
+    "/ui": {
+        "get": {
+            "operationId": "uiRedirect",
+            "summary": "Redirects to `/ui/`.",
+            "responses": {"308": {"description": "Location: /ui/"}},
+        }
+    },
     **{path: _page(*row) for path, row in _PAGES.items()},
+    "/ui/static/{name}": {
+        "get": {
+            "operationId": "uiAsset",
+            "summary": "The pages' scripts and style sheet.",
+            "parameters": [
+                {"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}
+            ],
+            "responses": {
+                "200": {"description": "The file."},
+                "404": {"description": "No such file.", "content": _ERROR},
+            },
+        }
+    },
     "/ui/files": {
         "get": {
             "operationId": "uiListFiles",

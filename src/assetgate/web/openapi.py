@@ -18,8 +18,37 @@ ERROR_SCHEMA: dict[str, Any] = {
 }
 
 
+#: The routes the app itself answers, beside the parts'.
+SERVICE_PATHS: dict[str, Any] = {
+    "/healthz": {
+        "get": {
+            "operationId": "health",
+            "summary": "Liveness: the process answers.",
+            "responses": {
+                "200": {
+                    "description": '`{"status": "ok"}`, `Cache-Control: no-store`.',
+                    "content": {"application/json": {"schema": {"type": "object"}}},
+                }
+            },
+        }
+    },
+    "/openapi.json": {
+        "get": {
+            "operationId": "openapiDocument",
+            "summary": "This document.",
+            "responses": {
+                "200": {
+                    "description": "OpenAPI 3.1.",
+                    "content": {"application/json": {"schema": {"type": "object"}}},
+                }
+            },
+        }
+    },
+}
+
+
 def make_document(paths: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    merged: dict[str, Any] = {}
+    merged: dict[str, Any] = dict(SERVICE_PATHS)
     for part in paths:
         merged.update(part)
     return {
