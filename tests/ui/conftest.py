@@ -4,53 +4,18 @@ from __future__ import annotations
 
 import os
 import shutil
-import threading
-import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 
-from assetgate.app import create_app
-from assetgate.settings import Settings
-from tests.conftest import require_binary
-from tests.whois.conftest import env  # noqa: F401  (the loopback whois servers, for the whois page)
+from tests.conftest import CHROMIUM_ARGS, require_binary
 
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+# ``env``: the loopback whois servers, for the whois page.
+from tests.whois.conftest import env
 
-
-@contextmanager
-def live_server(settings: Settings) -> Iterator[str]:
-    """The app with its lifespan on 127.0.0.1:<free port>; yields the base URL."""
-    config = uvicorn.Config(
-        create_app(settings), host="127.0.0.1", port=0, log_level="warning", lifespan="on"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        assert thread.is_alive(), "uvicorn stopped while starting"
-        time.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+__all__ = ["env"]
 
 
 @pytest.fixture

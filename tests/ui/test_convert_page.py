@@ -12,7 +12,8 @@ from PIL import Image
 from playwright.async_api import expect
 
 from assetgate.settings import Settings
-from tests.ui.conftest import fits_width, keep_screenshot, live_server, open_page
+from tests.conftest import live_server
+from tests.ui.conftest import fits_width, keep_screenshot, open_page
 from tests.ui.images import BLUE, RED, decode, near, png_bytes
 
 pytestmark = pytest.mark.anyio

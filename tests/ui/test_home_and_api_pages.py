@@ -9,7 +9,8 @@ import pytest
 from playwright.async_api import expect
 
 from assetgate.settings import Settings
-from tests.ui.conftest import fits_width, live_server, open_page
+from tests.conftest import live_server
+from tests.ui.conftest import fits_width, open_page
 
 pytestmark = pytest.mark.anyio
 

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from playwright.async_api import expect
 
-from tests.ui.conftest import keep_screenshot, live_server, open_page
+from tests.conftest import live_server
+from tests.ui.conftest import keep_screenshot, open_page
 from tests.whois.conftest import Env
 
 pytestmark = pytest.mark.anyio
