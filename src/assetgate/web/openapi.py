@@ -32,6 +32,34 @@ SERVICE_PATHS: dict[str, Any] = {
             },
         }
     },
+    "/readyz": {
+        "get": {
+            "operationId": "readiness",
+            "summary": "Readiness: the store is writable and Redis (when configured) answers.",
+            "responses": {
+                "200": {
+                    "description": "Every check passed (`Cache-Control: no-store`).",
+                    "content": {"application/json": {"schema": {"type": "object"}}},
+                },
+                "503": {
+                    "description": "A check failed; the body names it.",
+                    "content": {"application/json": {"schema": {"type": "object"}}},
+                },
+            },
+        }
+    },
+    "/metrics": {
+        "get": {
+            "operationId": "metrics",
+            "summary": "Prometheus metrics (`assetgate_*`).",
+            "responses": {
+                "200": {
+                    "description": "The text exposition format.",
+                    "content": {"text/plain": {"schema": {"type": "string"}}},
+                }
+            },
+        }
+    },
     "/openapi.json": {
         "get": {
             "operationId": "openapiDocument",
