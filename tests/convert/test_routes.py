@@ -203,7 +203,7 @@ async def test_only_empty_parts_is_400(convert_client: httpx.AsyncClient) -> Non
     uploads = [("images", ("", b"", "application/octet-stream"))] * 2
     response = await convert_client.post("/api/convert", files=uploads)
     assert response.json() == {
-        "error": 'no images uploaded: the "images" parts were empty',
+        "error": 'no images uploaded: the "images" parts carried no file',
         "code": 400,
     }
 

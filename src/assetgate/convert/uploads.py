@@ -81,7 +81,7 @@ def no_images(received: Sequence[str] | None) -> AppError:
     if received is None:
         detail = f"send multipart/form-data and {where}"
     elif UPLOAD_FIELD in received:
-        detail = f'the "{UPLOAD_FIELD}" parts were empty'
+        detail = f'the "{UPLOAD_FIELD}" parts carried no file'
     else:
         shown = ", ".join(_printable(name)[:40] for name in received[:MAX_SHOWN_NAMES])
         detail = f"{where} (fields received: {shown or 'none'})"
