@@ -6,13 +6,16 @@ import os
 import shutil
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+import uvicorn
 
 from assetgate.app import create_app
 from assetgate.settings import Settings
@@ -181,3 +184,37 @@ def redis_server(free_port: Callable[[], int], tmp_path: Path) -> Iterator[Redis
         yield server
     finally:
         server.stop()
+
+
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@contextmanager
+def live_server(settings: Settings) -> Iterator[str]:
+    """The app with its lifespan on 127.0.0.1:<free port>; yields the base URL."""
+    config = uvicorn.Config(
+        create_app(settings), host="127.0.0.1", port=0, log_level="warning", lifespan="on"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        assert thread.is_alive(), "uvicorn stopped while starting"
+        time.sleep(0.02)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)

@@ -1,4 +1,4 @@
-"""create_app(settings): the four parts, the shared resources, the one error handler, and the
+"""create_app(settings): the five parts, the shared resources, the one error handler, and the
 operator's endpoints (/healthz, /readyz, /metrics) behind the observing middleware."""
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from assetgate.packages.routes import PART as PACKAGES
 from assetgate.part import Part
 from assetgate.resources import Resources, resources
 from assetgate.settings import Settings
+from assetgate.ui.routes import PART as UI
 from assetgate.web.health import Check, readiness, redis_ping, storage_check, writable_dir
 from assetgate.web.metrics import CONTENT_TYPE, Metrics, exposition
 from assetgate.web.observe import Observe
@@ -32,7 +33,7 @@ from assetgate.web.upstreams import CountingClient, hosts_of
 from assetgate.whois.routes import PART as WHOIS
 
 # The optimizer's catch-all "/{path}" route must come last.
-PARTS: tuple[Part, ...] = (PACKAGES, CONVERT, WHOIS, OPTIMIZER)
+PARTS: tuple[Part, ...] = (PACKAGES, CONVERT, WHOIS, UI, OPTIMIZER)
 
 
 NO_STORE = {"Cache-Control": "no-store"}

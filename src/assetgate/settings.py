@@ -110,6 +110,7 @@ class Settings(BaseSettings):
     render_memory_bytes: int = Field(default=256 * 1024 * 1024, ge=0)
 
     # --- pages and command line ---------------------------------------------------------------
+    ui_file_listing: bool = True
 
     @field_validator("rate_limit")
     @classmethod

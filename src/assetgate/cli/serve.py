@@ -100,6 +100,11 @@ def welcome(settings: Settings) -> str:
     if (settings.root / "index.html").is_file():
         lines.append(f"  {base}/index.html       the document root's index page (optimizer)")
     lines += [
+        f"  {base}/ui/              pages: what the service offers, links to all of them",
+        f"  {base}/ui/optimizer     optimizer playground",
+        f"  {base}/ui/convert       convert images to WebP",
+        f"  {base}/ui/whois         whois lookup",
+        f"  {base}/ui/api           the API, readable",
         f"  {base}/npm              package search",
         f"  {base}/openapi.json     the API description",
         f"  {base}/healthz          alive   ({base}/readyz ready, {base}/metrics Prometheus)",

@@ -48,6 +48,7 @@ from assetgate.web.sendfile import send_file
 from assetgate.web.signing import SIGNATURE_PARAM, canonical_message, verify
 
 RESERVED: Final = ("cache/",)
+PAGES_HINT: Final = "pages for people are under /ui/"
 EXPOSED: Final = (
     "ETag, X-Optimizer-Cache, X-Optimizer-Status, X-Original-Size, X-Compressed-Size, "
     "X-Compression-Ratio, X-Output-Format"
@@ -89,6 +90,8 @@ async def lifespan(res: Resources) -> AsyncIterator[OptimizerState]:
 
 async def optimize_file(request: Request) -> Response:
     """``/?file=<path>&...`` (operation ``optimizeFile``)."""
+    if "file" not in request.query_params:
+        raise AppError(400, f"file: required parameter is missing; {PAGES_HINT}", param="file")
     # Long or odd paths are the path gate's business (404 like any missing file), not a 400.
     name = read_str(request.query_params, "file", min_len=1, max_len=64 * 1024, required=True)
     assert name is not None
