@@ -42,5 +42,6 @@ async def test_a_group_answers_as_its_routes_and_lets_other_paths_through() -> N
         assert (await client.get("/npm/a@1/x.js")).text == "/npm/{rest:path} {'rest': 'a@1/x.js'}"
         assert (await client.get("/npmish.jpg")).text == "/{path:path} {'path': 'npmish.jpg'}"
         wrong = await client.post("/npm/search")
-        assert (wrong.status_code, wrong.headers["allow"]) == (405, "GET, HEAD")
+        assert wrong.status_code == 405
+        assert set(wrong.headers["allow"].split(", ")) == {"GET", "HEAD"}  # Starlette joins a set
     assert app.url_path_for("files", rest="b@2/y.css") == "/npm/b@2/y.css"
