@@ -171,6 +171,7 @@ def main() -> int:
         make_root(root)
         rates: dict[str, list[float]] = {}
         ratios: dict[str, list[float]] = {}
+        cpu_us: dict[str, list[float]] = {}
         foreign: list[float] = []
         with (
             loadgen.running(start_assetgate(root)) as server,
@@ -185,14 +186,16 @@ def main() -> int:
                 for name, result in round_rates.items():
                     rates.setdefault(name, []).append(result.rps)
                     ratios.setdefault(name, []).append(result.rps / floor)
+                    cpu_us.setdefault(name, []).append(1000 * result.server_cpu_ms_per_req)
                     foreign.append(result.foreign_cpu_pct)
-        print(report(rates, ratios, foreign, args))
+        print(report(rates, ratios, cpu_us, foreign, args))
     return 0
 
 
 def report(
     rates: dict[str, list[float]],
     ratios: dict[str, list[float]],
+    cpu_us: dict[str, list[float]],
     foreign: list[float],
     args: argparse.Namespace,
 ) -> str:
@@ -201,8 +204,8 @@ def report(
         f"one assetgate process; other load on the machine: median "
         f"{statistics.median(foreign):.0f}% of the CPU",
         "",
-        "| request | req/s (median) | × /healthz | target |",
-        "|---|---:|---:|---|",
+        "| request | req/s (median) | × /healthz (per round) | server CPU µs/req | target |",
+        "|---|---:|---:|---:|---|",
     ]
     for name, values in rates.items():
         ratio = statistics.median(ratios[name])
@@ -210,9 +213,13 @@ def report(
         verdict = (
             "" if target is None else f"≥ {target}×: {'met' if ratio >= target else 'NOT met'}"
         )
-        lines.append(f"| {name} | {statistics.median(values):,.0f} | {ratio:.2f}× | {verdict} |")
+        rounds = ", ".join(f"{r:.2f}" for r in ratios[name])
+        lines.append(
+            f"| {name} | {statistics.median(values):,.0f} | {ratio:.2f}× ({rounds}) "
+            f"| {statistics.median(cpu_us[name]):.0f} | {verdict} |"
+        )
     if "result-hit" not in rates:
-        lines.append("| result-hit | - | - | no result cache on this server (no HIT answered) |")
+        lines.append("| result-hit | - | - | - | no result cache on this server (no HIT) |")
     return "\n".join(lines)
 
 

@@ -29,6 +29,7 @@ from assetgate.web.observe import Observe
 from assetgate.web.openapi import make_document
 from assetgate.web.ratelimit import Network, parse_networks, storage_uri
 from assetgate.web.responses import on_app_error, on_http_exception, on_unexpected
+from assetgate.web.routegroup import grouped
 from assetgate.web.upstreams import CountingClient, hosts_of
 from assetgate.whois.routes import PART as WHOIS
 
@@ -105,7 +106,7 @@ def create_app(settings: Settings) -> Starlette:
         Route("/openapi.json", openapi, methods=["GET", "HEAD"]),
     ]
     for part in PARTS:
-        routes.extend(part.routes)
+        routes.extend(grouped(part.routes))  # one prefix test per part before the catch-all
     app = ObservedStarlette(
         trusted=parse_networks(settings.trusted_proxies),
         routes=routes,
