@@ -1,4 +1,4 @@
-"""create_app(settings): the four parts, the shared resources, the one error handler, and the
+"""create_app(settings): the five parts, the shared resources, the one error handler, and the
 operator's endpoints (/healthz, /readyz, /metrics) behind the observing middleware."""
 
 from __future__ import annotations
@@ -22,17 +22,19 @@ from assetgate.packages.routes import PART as PACKAGES
 from assetgate.part import Part
 from assetgate.resources import Resources, resources
 from assetgate.settings import Settings
+from assetgate.ui.routes import PART as UI
 from assetgate.web.health import Check, readiness, redis_ping, storage_check, writable_dir
 from assetgate.web.metrics import CONTENT_TYPE, Metrics, exposition
 from assetgate.web.observe import Observe
 from assetgate.web.openapi import make_document
 from assetgate.web.ratelimit import Network, parse_networks, storage_uri
 from assetgate.web.responses import on_app_error, on_http_exception, on_unexpected
+from assetgate.web.routegroup import grouped
 from assetgate.web.upstreams import CountingClient, hosts_of
 from assetgate.whois.routes import PART as WHOIS
 
 # The optimizer's catch-all "/{path}" route must come last.
-PARTS: tuple[Part, ...] = (PACKAGES, CONVERT, WHOIS, OPTIMIZER)
+PARTS: tuple[Part, ...] = (PACKAGES, CONVERT, WHOIS, UI, OPTIMIZER)
 
 
 NO_STORE = {"Cache-Control": "no-store"}
@@ -107,8 +109,8 @@ def create_app(settings: Settings) -> Starlette:
         Route("/openapi.json", openapi, methods=["GET", "HEAD"]),
     ]
     for part in PARTS:
-        routes.extend(part.routes)
-    return ObservedStarlette(
+        routes.extend(grouped(part.routes))  # one prefix test per part before the catch-all
+    app = ObservedStarlette(
         trusted=parse_networks(settings.trusted_proxies),
         routes=routes,
         lifespan=lifespan,
@@ -118,3 +120,7 @@ def create_app(settings: Settings) -> Starlette:
             Exception: on_unexpected,
         },
     )
+    # A trailing-slash 307 would build its Location from the Host header (`/x%0A/` -> any host):
+    # a path either matches a route or is a 404.
+    app.router.redirect_slashes = False
+    return app

@@ -15,6 +15,7 @@ from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEMO_ROOT = Path(__file__).parent / "demo"
+MIN_SIGNING_KEY_LENGTH = 32
 
 
 def _cache_home() -> Path:
@@ -107,6 +108,11 @@ class Settings(BaseSettings):
     shutdown_grace_s: int = Field(default=25, ge=0, le=3600)
 
     # --- deployment edges, signing and presets ------------------------------------------------
+    limit_concurrency: int = Field(default=1024, ge=2)
+    keep_alive_s: int = Field(default=5, ge=1)
+    signing_keys: Annotated[list[str], NoDecode] = Field(default_factory=list, repr=False)
+    presets: Path | None = None
+    allowed_widths: Annotated[list[int], NoDecode] = Field(default_factory=list)
 
     # --- reliability: deadlines, cost-aware door ----------------------------------------------
     render_timeout_s: float = Field(default=30.0, gt=0)
@@ -114,6 +120,7 @@ class Settings(BaseSettings):
     render_memory_bytes: int = Field(default=256 * 1024 * 1024, ge=0)
 
     # --- pages and command line ---------------------------------------------------------------
+    ui_file_listing: bool = True
 
     @field_validator("rate_limit")
     @classmethod
@@ -140,9 +147,27 @@ class Settings(BaseSettings):
         "rate_limit_parts",
         "trusted_proxies",
         "whois_restricted_tlds",
+        "signing_keys",
+        "allowed_widths",
         mode="before",
     )
     @classmethod
     def _comma_separated(cls, value: object) -> object:
         """Lists come from the environment as ``a,b,c``, not JSON."""
         return _split_csv(value)
+
+    @field_validator("signing_keys")
+    @classmethod
+    def _long_keys(cls, value: list[str]) -> list[str]:
+        """A short key is guessable; refused at start rather than trusted."""
+        for index, key in enumerate(value, start=1):
+            if len(key) < MIN_SIGNING_KEY_LENGTH:
+                raise ValueError(f"key {index} is shorter than {MIN_SIGNING_KEY_LENGTH} characters")
+        return value
+
+    @field_validator("allowed_widths")
+    @classmethod
+    def _widths(cls, value: list[int]) -> list[int]:
+        if any(not 1 <= width <= 50_000 for width in value):
+            raise ValueError("expected widths within 1..50000")
+        return sorted(set(value))

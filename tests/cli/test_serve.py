@@ -62,6 +62,8 @@ def test_welcome_names_the_urls_to_open(tmp_path: Path) -> None:
     assert "http://127.0.0.1:9000/index.html" in text
     assert "http://127.0.0.1:9000/npm" in text
     assert "http://127.0.0.1:9000/openapi.json" in text
+    for page in ("/ui/", "/ui/optimizer", "/ui/convert", "/ui/whois", "/ui/api"):
+        assert f"http://127.0.0.1:9000{page} " in text
     bare = welcome(Settings(host="::1", port=81, root=tmp_path))
     assert "http://[::1]:81/npm" in bare
     assert "index.html" not in bare

@@ -174,29 +174,43 @@ async def test_empty_parts_are_ignored_beside_real_ones(convert_client: httpx.As
 # --- §7.2: 400 no images uploaded -------------------------------------------------------------
 
 
+NOT_MULTIPART = (
+    'no images uploaded: send multipart/form-data and put each file in the form field "images"'
+)
+
+
 async def test_no_body_is_400(convert_client: httpx.AsyncClient) -> None:
     body = assert_error(await convert_client.post("/api/convert"), 400)
-    assert body == {"error": "no images uploaded", "code": 400}
+    assert body == {"error": NOT_MULTIPART, "code": 400}
 
 
 async def test_other_fields_only_is_400(convert_client: httpx.AsyncClient) -> None:
     response = await convert_client.post(
-        "/api/convert", files=[("other", ("a.png", sample("png").data, "image/png"))]
+        "/api/convert",
+        data={"quality": "80"},
+        files=[("image", ("a.png", sample("png").data, "image/png"))],
     )
-    assert response.json() == {"error": "no images uploaded", "code": 400}
+    assert response.json() == {
+        "error": 'no images uploaded: put each file in the form field "images" '
+        "(fields received: quality, image)",
+        "code": 400,
+    }
     response = await convert_client.post("/api/convert", data={"quality": "80"}, files=[])
-    assert response.json() == {"error": "no images uploaded", "code": 400}
+    assert response.json() == {"error": NOT_MULTIPART, "code": 400}
 
 
 async def test_only_empty_parts_is_400(convert_client: httpx.AsyncClient) -> None:
     uploads = [("images", ("", b"", "application/octet-stream"))] * 2
     response = await convert_client.post("/api/convert", files=uploads)
-    assert response.json() == {"error": "no images uploaded", "code": 400}
+    assert response.json() == {
+        "error": 'no images uploaded: the "images" parts carried no file',
+        "code": 400,
+    }
 
 
 async def test_json_body_is_400(convert_client: httpx.AsyncClient) -> None:
     response = await convert_client.post("/api/convert", json={"images": ["a.png"]})
-    assert response.json() == {"error": "no images uploaded", "code": 400}
+    assert response.json() == {"error": NOT_MULTIPART, "code": 400}
 
 
 @pytest.mark.parametrize(

@@ -4,49 +4,23 @@ from __future__ import annotations
 
 import os
 import shutil
-import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 
-from assetgate.app import create_app
 from assetgate.settings import Settings
-from tests.conftest import require_binary
+from tests.conftest import CHROMIUM_ARGS, live_server, require_binary
 from tests.packages.upstream import LibraryCatalog, Registry, sri512
 
 HOSTILE = "<img src=x onerror=\"document.title='pwned'\"><b>bold</b>"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 @pytest.fixture
-def live_app(pkg_settings: Callable[..., Settings], free_port: Callable[[], int]) -> Iterator[str]:
-    port = free_port()
-    config = uvicorn.Config(
-        create_app(pkg_settings()), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+def live_app(pkg_settings: Callable[..., Settings]) -> Iterator[str]:
+    with live_server(pkg_settings()) as base:
+        yield base
 
 
 def test_search_page_renders_escaped_results(
@@ -104,6 +78,7 @@ def test_search_page_renders_escaped_results(
                 f'<link rel="stylesheet" href="{live_app}/npm/lib/widget-css@3.0.0/widget.min.css">'
             )
             assert page.locator("#status").text_content() == "3 of 3 results for “widget”"
+            assert page.locator("#warnings").is_hidden()
             page.screenshot(path=str(tmp_path / "npm-search.png"), full_page=True)
             assert errors == []
         finally:
@@ -111,3 +86,29 @@ def test_search_page_renders_escaped_results(
     assert (tmp_path / "npm-search.png").stat().st_size > 1000
     if shot := os.environ.get("ASSETGATE_SCREENSHOT_DIR"):
         shutil.copy(tmp_path / "npm-search.png", shot)
+
+
+def test_search_page_says_which_catalog_failed(
+    pkg_settings: Callable[..., Settings],
+    free_port: Callable[[], int],
+    catalog: LibraryCatalog,
+) -> None:
+    chromium = require_binary("chromium")
+    from playwright.sync_api import expect, sync_playwright
+
+    catalog.add("widget-css", "3.0.0", {"widget.min.css": b".w{}"}, description="Widget styles")
+    settings = pkg_settings(npm_registry=f"http://127.0.0.1:{free_port()}/")
+    with live_server(settings) as base, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.goto(f"{base}/npm")
+            page.locator("#q").press_sequentially("widget", delay=30)
+            expect(page.locator("#results .result")).to_have_count(1)
+            expect(page.locator("#warnings")).to_be_visible()
+            assert page.locator("#warnings").text_content() == (
+                "Incomplete results. npm: searching the npm registry failed; "
+                "results are from the other catalog only"
+            )
+        finally:
+            browser.close()

@@ -43,7 +43,8 @@ async def test_shape_merge_rank_and_total(npm: httpx.AsyncClient, catalogs: None
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/json"
     body = response.json()
-    assert set(body) == {"service", "query", "total", "results"}
+    assert set(body) == {"service", "query", "total", "results", "warnings"}
+    assert body["warnings"] == []  # both catalogs answered
     assert body["query"] == "lodash"
     assert isinstance(body["service"], str)
     for item in body["results"]:
@@ -166,6 +167,9 @@ async def test_partial_results_when_npm_fails(
     assert response.status_code == 200
     assert response.headers["cache-control"] == "no-store"
     assert [r["kind"] for r in response.json()["results"]] == ["library", "library"]
+    assert response.json()["warnings"] == [
+        "npm: searching the npm registry failed; results are from the other catalog only"
+    ]
 
 
 async def test_partial_results_when_the_library_catalog_fails(
@@ -175,6 +179,9 @@ async def test_partial_results_when_the_library_catalog_fails(
     response = await npm.get("/npm/search", params={"q": "lodash"})
     assert response.status_code == 200
     assert {r["kind"] for r in response.json()["results"]} == {"package"}
+    assert response.json()["warnings"] == [
+        "library: searching the library catalog failed; results are from the other catalog only"
+    ]
 
 
 async def test_a_slow_catalog_times_out_into_partial_results(
@@ -195,6 +202,9 @@ async def test_a_slow_catalog_times_out_into_partial_results(
         elapsed = time.monotonic() - started
     assert response.status_code == 200
     assert {r["kind"] for r in response.json()["results"]} == {"package"}
+    assert response.json()["warnings"] == [
+        "library: searching the library catalog timed out; results are from the other catalog only"
+    ]
     assert elapsed < 1.5
 
 
@@ -215,7 +225,13 @@ async def test_registry_without_search_falls_back_to_an_exact_name_lookup(
         }
     ]
     body = (await npm.get("/npm/search", params={"q": "no such thing"})).json()
-    assert body == {"service": body["service"], "query": "no such thing", "total": 0, "results": []}
+    assert body == {
+        "service": body["service"],
+        "query": "no such thing",
+        "total": 0,
+        "results": [],
+        "warnings": [],
+    }
 
 
 async def test_answers_are_cached_but_ready_is_fresh(

@@ -169,4 +169,4 @@ async def test_a_part_without_a_filename_is_not_an_upload(client: httpx.AsyncCli
         content=body,
         headers={"Content-Type": f"multipart/form-data; boundary={boundary}"},
     )
-    assert _error(response, 400) == "no images uploaded"
+    assert _error(response, 400) == 'no images uploaded: the "images" parts carried no file'

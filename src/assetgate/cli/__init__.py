@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from assetgate.cli import serve
+from assetgate.cli import optimize, serve, sign
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -16,6 +16,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     serve.add_parser(sub)
+    optimize.add_parser(sub)
+    sign.add_parser(sub)
     return parser
 
 

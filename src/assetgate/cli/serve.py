@@ -13,6 +13,7 @@ from starlette.applications import Starlette
 
 from assetgate.cli.settings_errors import load_settings
 from assetgate.cli.supervisor import run_server
+from assetgate.optimizer.presets import load_presets
 from assetgate.settings import Settings
 from assetgate.web.logs import configure_logging
 from assetgate.web.ratelimit import shared_budget_problem
@@ -58,6 +59,11 @@ def run(args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"assetgate: {problem}", file=sys.stderr)
         return 2
+    try:
+        load_presets(settings.presets)
+    except ValueError as exc:
+        print(f"assetgate: ASSETGATE_PRESETS: {exc}", file=sys.stderr)
+        return 2
     # Worker processes rebuild Settings from the environment: hand the overrides down that way.
     for key, value in overrides.items():
         os.environ[f"ASSETGATE_{key.upper()}"] = str(value)
@@ -77,6 +83,11 @@ def run(args: argparse.Namespace) -> int:
         # address before the rate limiter sees it; ASSETGATE_TRUSTED_PROXIES decides that instead.
         proxy_headers=False,
         timeout_graceful_shutdown=settings.shutdown_grace_s,
+        # Past this many open connections and tasks a process answers 503 instead of queueing
+        # without bound; idle keep-alive connections close after keep_alive_s (the proxy in front
+        # must close its idle upstream connections sooner: deploy/nginx.conf.template).
+        limit_concurrency=settings.limit_concurrency,
+        timeout_keep_alive=settings.keep_alive_s,
     )
     return run_server(config)
 
@@ -89,6 +100,11 @@ def welcome(settings: Settings) -> str:
     if (settings.root / "index.html").is_file():
         lines.append(f"  {base}/index.html       the document root's index page (optimizer)")
     lines += [
+        f"  {base}/ui/              pages: what the service offers, links to all of them",
+        f"  {base}/ui/optimizer     optimizer playground",
+        f"  {base}/ui/convert       convert images to WebP",
+        f"  {base}/ui/whois         whois lookup",
+        f"  {base}/ui/api           the API, readable",
         f"  {base}/npm              package search",
         f"  {base}/openapi.json     the API description",
         f"  {base}/healthz          alive   ({base}/readyz ready, {base}/metrics Prometheus)",

@@ -33,7 +33,8 @@ def describe(
         name = flags.get(field) if field in overrides else None
         name = name or f"{ENV_PREFIX}{field.upper()}"
         got = error.get("input")
-        shown = "" if isinstance(got, dict) else f", got {str(got)[:80]!r}"
+        secret = field in Settings.model_fields and not Settings.model_fields[field].repr
+        shown = "" if isinstance(got, dict) or secret else f", got {str(got)[:80]!r}"
         lines.append(f"assetgate: {name}: {_expected(error)}{shown}")
     return "\n".join(lines)
 

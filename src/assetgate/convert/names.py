@@ -14,16 +14,8 @@ from collections.abc import Sequence
 from typing import Final
 from urllib.parse import quote
 
-# Extensions of the input formats the imaging floor accepts (spec §4.1 ``file`` row: JPEG,
-# PNG/APNG, GIF, WebP, AVIF, BMP, TIFF, TGA, PBM, HEIC/HEIF). The extension is only a gate the spec
-# asks for; the decoder is always chosen from the file's magic bytes.
-IMAGE_EXTENSIONS: Final = frozenset(
-    {
-        "jpg", "jpeg", "jpe", "jfif", "png", "apng", "gif", "webp", "avif", "bmp", "dib",
-        "tif", "tiff", "tga", "icb", "vda", "vst", "pbm", "pgm", "ppm", "pnm", "heic", "heif",
-        "heics", "heifs", "hif",
-    }
-)  # fmt: skip
+from assetgate.imaging.formats import IMAGE_EXTENSIONS
+
 OUTPUT_SUFFIX: Final = ".webp"
 FALLBACK_STEM: Final = "image"
 MAX_STEM_CHARS: Final = 100

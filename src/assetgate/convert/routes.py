@@ -31,7 +31,13 @@ from assetgate.convert.archive import write_zip
 from assetgate.convert.names import make_content_disposition, make_entry_names
 from assetgate.convert.options import parse_options
 from assetgate.convert.scheduler import Conversion, Scheduler
-from assetgate.convert.uploads import UPLOAD_FIELD, Upload, UploadLimits, receive_uploads
+from assetgate.convert.uploads import (
+    UPLOAD_FIELD,
+    Upload,
+    UploadLimits,
+    no_images,
+    receive_uploads,
+)
 from assetgate.errors import AppError
 from assetgate.part import Part
 from assetgate.resources import Resources, resources
@@ -150,7 +156,7 @@ async def convert_body(
             # An empty part is what a browser sends for a file input left empty.
             uploads = [upload for upload in received.uploads if upload.size > 0]
             if not uploads:
-                raise AppError(400, "no images uploaded", param=UPLOAD_FIELD)
+                raise no_images(received.names)
             scheduler.finish(uploads, options)
             # The body is in: a client that hangs up now stops its running conversions.
             await unless_disconnected(request.receive, done.wait)

@@ -16,7 +16,7 @@ converting it while the rest of the body is still arriving.
 from __future__ import annotations
 
 import codecs
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Final
@@ -34,6 +34,7 @@ UPLOAD_FIELD: Final = "images"
 # byte cap). Parts under any other name are counted and their bytes discarded.
 OPTION_FIELDS: Final = frozenset({"quality", "lossless"})
 MAX_FIELDS: Final = 32
+MAX_SHOWN_NAMES: Final = 8
 MAX_FIELD_BYTES: Final = 1024
 # Pending file data is flushed to disk off the event loop once it reaches this size.
 FLUSH_BYTES: Final = 1024 * 1024
@@ -64,10 +65,31 @@ OnUpload = Callable[[Upload, Mapping[str, str]], None]
 class Received:
     uploads: tuple[Upload, ...]
     fields: Mapping[str, str]
+    names: tuple[str, ...] = ()  # every form field name that arrived, once, in order
 
 
 def malformed(reason: str) -> AppError:
     return AppError(400, f"request body: {reason}")
+
+
+def no_images(received: Sequence[str] | None) -> AppError:
+    """Spec §7.2's 400 ("no images uploaded"), saying where the files belong and what came.
+
+    ``received`` is the form field names that arrived, or None when the body was not multipart.
+    """
+    where = f'put each file in the form field "{UPLOAD_FIELD}"'
+    if received is None:
+        detail = f"send multipart/form-data and {where}"
+    elif UPLOAD_FIELD in received:
+        detail = f'the "{UPLOAD_FIELD}" parts carried no file'
+    else:
+        shown = ", ".join(_printable(name)[:40] for name in received[:MAX_SHOWN_NAMES])
+        detail = f"{where} (fields received: {shown or 'none'})"
+    return AppError(400, f"no images uploaded: {detail}", param=UPLOAD_FIELD)
+
+
+def _printable(text: str) -> str:
+    return "".join(char for char in text if char.isprintable())
 
 
 def parse_boundary(content_type: str | None) -> bytes:
@@ -75,7 +97,7 @@ def parse_boundary(content_type: str | None) -> bytes:
     media_type, params = parse_options_header(content_type or "")
     if media_type != b"multipart/form-data":
         # Whatever else the body is, it uploaded no images (spec §7.2's 400 and its message).
-        raise AppError(400, "no images uploaded", param=UPLOAD_FIELD)
+        raise no_images(None)
     boundary = params.get(b"boundary", b"")
     if not boundary:
         raise malformed("multipart boundary missing")
@@ -114,6 +136,7 @@ class _Collector:
         self.header_value = b""
         self.uploads: list[tuple[_Part, Path]] = []
         self.fields: dict[str, str] = {}
+        self.names: dict[str, None] = {}  # insertion-ordered set of the field names seen
         self.field_count = 0
         self.pending: list[tuple[_Part, bytes]] = []
         self.pending_bytes = 0
@@ -154,6 +177,7 @@ class _Collector:
             raise malformed("a part has no Content-Disposition form-data name")
         part = self.part
         part.name = _decode(params[b"name"], self.charset)
+        self.names.setdefault(part.name)
         # A part without a filename parameter is a form field, not a file: not an upload.
         if part.name == UPLOAD_FIELD and b"filename" in params:
             part.filename = _decode(params.get(b"filename", b""), self.charset)
@@ -281,7 +305,7 @@ async def receive_uploads(
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(collector.close_sync)
     uploads = tuple(collector.upload(part) for part, _ in collector.uploads)
-    return Received(uploads=uploads, fields=collector.fields)
+    return Received(uploads=uploads, fields=collector.fields, names=tuple(collector.names))
 
 
 def announce(collector: _Collector, on_upload: OnUpload | None) -> None:

@@ -195,3 +195,15 @@ def _is_tga(head: bytes) -> bool:
     if cmap_type == 1 and cmap_depth not in (15, 16, 24, 32):
         return False
     return 18 + id_len <= len(head) or len(head) == HEAD_BYTES
+
+
+# Extensions of the input formats the imaging floor accepts (spec §4.1 ``file`` row: JPEG,
+# PNG/APNG, GIF, WebP, AVIF, BMP, TIFF, TGA, PBM, HEIC/HEIF). The extension is only a gate the spec
+# asks for; the decoder is always chosen from the file's magic bytes.
+IMAGE_EXTENSIONS: Final = frozenset(
+    {
+        "jpg", "jpeg", "jpe", "jfif", "png", "apng", "gif", "webp", "avif", "bmp", "dib",
+        "tif", "tiff", "tga", "icb", "vda", "vst", "pbm", "pgm", "ppm", "pnm", "heic", "heif",
+        "heics", "heifs", "hif",
+    }
+)  # fmt: skip

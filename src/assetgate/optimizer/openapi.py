@@ -86,6 +86,14 @@ def _responses(*, body: bool) -> dict[str, Any]:
 
 def make_paths(file_param: Param) -> dict[str, Any]:
     params = [parameter(file_param, required=True), *(parameter(p) for p in OPENAPI_PARAMS)]
+    path = {
+        "name": "path",
+        "in": "path",
+        "required": True,
+        "description": "Path of the file under the document root.",
+        "schema": {"type": "string"},
+    }
+    public = [path, *(parameter(p) for p in OPENAPI_PARAMS)]
     return {
         "/": {
             "get": {
@@ -105,5 +113,20 @@ def make_paths(file_param: Param) -> dict[str, Any]:
                 "summary": "Allowed methods and CORS preflight.",
                 "responses": {"204": {"description": "Allow and CORS headers."}},
             },
-        }
+        },
+        "/{path}": {
+            "get": {
+                "operationId": "optimizePublicFile",
+                "summary": "The same transformation on the public URL of the file (spec §4.1 rule"
+                " 4); without any optimizer parameter, the file as it is.",
+                "parameters": public,
+                "responses": _responses(body=True),
+            },
+            "head": {
+                "operationId": "inspectPublicFile",
+                "summary": "Headers of the optimizePublicFile answer, without a body.",
+                "parameters": public,
+                "responses": _responses(body=False),
+            },
+        },
     }

@@ -223,6 +223,9 @@ OPENAPI_PARAMS: Final[tuple[Param, ...]] = tuple(
     row for param in PARAMS for row in ((param, _alias_of(param)) if param.alias else (param,))
 )
 
+#: Short name -> long name (``w`` -> ``width``): the long name wins when both are given.
+ALIASES: Final[Mapping[str, str]] = {p.alias: p.name for p in PARAMS if p.alias}
+
 #: Names that turn a public URL from "static file" into "optimize this".
 RECOGNISED: Final[frozenset[str]] = frozenset({p.name for p in OPENAPI_PARAMS} | {"face_crop"})
 

@@ -15,7 +15,8 @@ from typing import Final
 from starlette.datastructures import QueryParams
 
 from assetgate.minify.spec import AssetSpec, parse_asset_spec
-from assetgate.optimizer.spec import ImageSpec, is_recognised, parse_spec
+from assetgate.optimizer.presets import NO_PRESETS, Presets, expand, snap_width, transforms
+from assetgate.optimizer.spec import ImageSpec, parse_spec
 
 ENTRIES: Final = 4096
 
@@ -30,13 +31,22 @@ class Query:
 QueryReader = Callable[[bytes, bool], Query]
 
 
-def read_query(query_string: bytes, static_when_plain: bool) -> Query:
+def read_query(
+    query_string: bytes,
+    static_when_plain: bool,
+    presets: Presets = NO_PRESETS,
+    widths: tuple[int, ...] = (),
+) -> Query:
+    """Presets expanded and the width snapped here, so the ETag's key is what gets rendered."""
     query = QueryParams(query_string.decode("latin-1"))
-    if static_when_plain and not is_recognised(query):
+    if static_when_plain and not transforms(query):
         return Query(None, (), parse_asset_spec(query))
-    spec = parse_spec(query)
+    spec = snap_width(parse_spec(expand(query, presets)), widths)
     return Query(spec, spec.cache_key(), parse_asset_spec(query))
 
 
-def query_reader(entries: int = ENTRIES) -> QueryReader:
-    return functools.lru_cache(maxsize=entries)(read_query)
+def query_reader(
+    entries: int = ENTRIES, presets: Presets = NO_PRESETS, widths: tuple[int, ...] = ()
+) -> QueryReader:
+    read = functools.partial(read_query, presets=presets, widths=widths)
+    return functools.lru_cache(maxsize=entries)(read)

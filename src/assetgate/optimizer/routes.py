@@ -31,8 +31,9 @@ from assetgate.imaging.vips import engine_version
 from assetgate.minify.respond import asset_response, is_asset
 from assetgate.optimizer import results
 from assetgate.optimizer.openapi import make_paths
-from assetgate.optimizer.params import FILE_PARAM
+from assetgate.optimizer.params import ALIASES, FILE_PARAM
 from assetgate.optimizer.plan import Limits, Negotiation
+from assetgate.optimizer.presets import load_presets, transforms
 from assetgate.optimizer.queries import QueryReader, query_reader
 from assetgate.optimizer.render import Job, Outcome, prepare, render
 from assetgate.optimizer.spec import ImageSpec
@@ -47,8 +48,10 @@ from assetgate.web.paths import locate
 from assetgate.web.prepared import BlockResponse, Prepared
 from assetgate.web.savings import savings_headers
 from assetgate.web.sendfile import send_file
+from assetgate.web.signing import SIGNATURE_PARAM, canonical_message, verify
 
 RESERVED: Final = ("cache/",)
+PAGES_HINT: Final = "pages for people are under /ui/"
 EXPOSED: Final = (
     "ETag, X-Optimizer-Cache, X-Optimizer-Status, X-Original-Size, X-Compressed-Size, "
     "X-Compression-Ratio, X-Output-Format"
@@ -63,6 +66,7 @@ class OptimizerState:
     real_root: str  # the document root's realpath, resolved once
     read_query: QueryReader
     results: Cache[Outcome] | None  # None: ASSETGATE_RESULT_CACHE_BYTES=0
+    signing_keys: tuple[str, ...]
 
 
 @asynccontextmanager
@@ -90,8 +94,11 @@ async def lifespan(res: Resources) -> AsyncIterator[OptimizerState]:
             "Access-Control-Expose-Headers": EXPOSED,
         },
         real_root=os.path.realpath(settings.root),
-        read_query=query_reader(),
+        read_query=query_reader(
+            presets=load_presets(settings.presets), widths=tuple(settings.allowed_widths)
+        ),
         results=cache,
+        signing_keys=tuple(settings.signing_keys),
     )
     if cache is not None:
         await cache.aclose()
@@ -99,6 +106,8 @@ async def lifespan(res: Resources) -> AsyncIterator[OptimizerState]:
 
 async def optimize_file(request: Request) -> Response:
     """``/?file=<path>&...`` (operation ``optimizeFile``)."""
+    if "file" not in request.query_params:
+        raise AppError(400, f"file: required parameter is missing; {PAGES_HINT}", param="file")
     # Long or odd paths are the path gate's business (404 like any missing file), not a 400.
     name = read_str(request.query_params, "file", min_len=1, max_len=64 * 1024, required=True)
     assert name is not None
@@ -113,6 +122,8 @@ async def public_file(request: Request) -> Response:
 async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Response:
     res = resources(request)
     state: OptimizerState = part_state(request, "optimizer")
+    if state.signing_keys:
+        _check_signature(request, name, state.signing_keys, static_when_plain)
     query = state.read_query(request.scope["query_string"], static_when_plain)
     found = locate(state.real_root, name, reserved=RESERVED)
     if found is None:
@@ -181,6 +192,22 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
         source.keep(variant, prepared.with_ok(_rendered_headers(info, outcome, "HIT")))
     headers = {**prepared.headers, **_rendered_headers(info, outcome, cache_state)}
     return Response(body_for(request, outcome.body), headers=headers)
+
+
+def _check_signature(
+    request: Request, name: str, keys: tuple[str, ...], static_when_plain: bool
+) -> None:
+    """Before any file is looked at: an unsigned request learns nothing and costs nothing.
+
+    A static file (public URL, no optimizer parameter) needs no signature."""
+    params = request.query_params
+    if static_when_plain and not transforms(params):
+        return
+    message = canonical_message(name, params.multi_items(), ALIASES)
+    if not verify(keys, message, params.get(SIGNATURE_PARAM)):
+        raise AppError(
+            403, f"{SIGNATURE_PARAM}: missing or wrong URL signature", param=SIGNATURE_PARAM
+        )
 
 
 def _image_headers(

@@ -35,6 +35,11 @@ SEARCH_RESULT: Final[dict[str, Any]] = {
                 },
             },
         },
+        "warnings": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Extension: one line per catalog that failed (results are partial).",
+        },
     },
 }
 
@@ -106,6 +111,32 @@ OPENAPI: Final[dict[str, Any]] = {
             "responses": {
                 "302": {"description": "To the default file, or from a range/tag to the version."},
                 **{k: v for k, v in _PINNED.items() if k not in ("200", "304")},
+            },
+        }
+    },
+    "/npm/{package}@{version}/{path}": {
+        "get": {
+            "operationId": "packageFile",
+            "summary": "A file of an npm package at an exact version (`?sri` for its integrity,"
+            " `?meta` on a folder for a listing, `?min=1`/`?compress=1` for CSS and JS).",
+            "parameters": [
+                {"name": "package", "in": "path", "required": True, "schema": {"type": "string"}},
+                {"name": "version", "in": "path", "required": True, "schema": {"type": "string"}},
+                {"name": "path", "in": "path", "required": True, "schema": {"type": "string"}},
+            ],
+            "responses": _PINNED,
+        }
+    },
+    "/npm/_assets/{name}": {
+        "get": {
+            "operationId": "packageSearchPageAsset",
+            "summary": "The search page's script and style.",
+            "parameters": [
+                {"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}
+            ],
+            "responses": {
+                "200": {"description": "The file."},
+                "404": _error("No such file."),
             },
         }
     },

@@ -39,7 +39,7 @@ from assetgate.packages.bodies import (
 )
 from assetgate.packages.ingest import IngestCaches, Packages, Upstreams
 from assetgate.packages.openapi import OPENAPI
-from assetgate.packages.page import PAGE_CACHE, PAGE_CSP, STATIC_FILES, StaticFile, load_page_files
+from assetgate.packages.page import PAGE_CACHE, PAGE_CSP, STATIC_FILES, load_page_files
 from assetgate.packages.query import parse_search_query
 from assetgate.packages.registry import pick_registry
 from assetgate.packages.search import Search, is_ready
@@ -49,6 +49,7 @@ from assetgate.part import Part, part_state
 from assetgate.resources import Resources, resources
 from assetgate.web.caching import is_not_modified
 from assetgate.web.http import READ_METHODS, Endpoint, any_method, body_for
+from assetgate.web.static import StaticFile, static_response
 
 ALIAS_CACHE: Final = "public, max-age=300"
 DEFAULT_FILE_CACHE: Final = "public, max-age=86400"
@@ -107,20 +108,16 @@ def _state(request: Request) -> PackagesState:
 
 
 # --- page and search ------------------------------------------------------------------------------
-def _static_response(request: Request, item: StaticFile, extra: Mapping[str, str]) -> Response:
-    headers = {"ETag": item.etag, "Cache-Control": PAGE_CACHE, **extra}
-    if is_not_modified(request.headers.get("if-none-match"), None, etag=item.etag, last_modified=0):
-        return Response(status_code=304, headers=headers)
-    headers["Content-Length"] = str(len(item.body))
-    return Response(body_for(request, item.body), media_type=item.media_type, headers=headers)
-
-
 async def page(request: Request) -> Response:
     item = _state(request).static.get("search.html")
     if item is None:
         raise AppError.not_found("package library page is missing")
-    extra = {"Content-Security-Policy": PAGE_CSP, "X-Content-Type-Options": "nosniff"}
-    return _static_response(request, item, {**extra, "Referrer-Policy": "no-referrer"})
+    headers = {
+        "Cache-Control": PAGE_CACHE,
+        "Content-Security-Policy": PAGE_CSP,
+        "Referrer-Policy": "no-referrer",
+    }
+    return static_response(request, item, headers)
 
 
 async def static_asset(request: Request) -> Response:
@@ -128,7 +125,7 @@ async def static_asset(request: Request) -> Response:
     item = _state(request).static.get(name) if name in STATIC_FILES else None
     if item is None:
         raise AppError.not_found()
-    return _static_response(request, item, {"X-Content-Type-Options": "nosniff"})
+    return static_response(request, item, {"Cache-Control": PAGE_CACHE})
 
 
 async def search(request: Request) -> Response:
@@ -150,6 +147,7 @@ async def search(request: Request) -> Response:
             }
             for hit in answer.hits
         ],
+        "warnings": list(answer.warnings),
     }
     headers = {
         "Cache-Control": "no-store" if answer.partial else SEARCH_CACHE,

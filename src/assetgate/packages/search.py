@@ -35,7 +35,21 @@ CACHE_MEMORY_BYTES: Final = 16 * 1024 * 1024
 class Answer:
     total: int
     hits: tuple[Hit, ...]
-    partial: bool
+    warnings: tuple[str, ...] = ()  # one line per catalog that failed: the answer is partial
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.warnings)
+
+
+CATALOG_NAMES: Final = {"npm": "the npm registry", "library": "the library catalog"}
+
+
+def catalog_warning(name: str, failure: BaseException) -> str:
+    """Words for the client; the upstream's own message stays in the log."""
+    timed_out = isinstance(failure, TimeoutError) or getattr(failure, "status", None) == 504
+    why = "timed out" if timed_out else "failed"
+    return f"{name}: searching {CATALOG_NAMES[name]} {why}; results are from the other catalog only"
 
 
 ANSWER_CODEC: Final = dataclass_codec(Answer)
@@ -90,19 +104,21 @@ class Search:
             self._npm(query), self._library(query), return_exceptions=True
         )
         hits: list[Hit] = []
-        failures = 0
-        for name, outcome in zip(("npm", "library"), outcomes, strict=True):
+        warnings: list[str] = []
+        for name, outcome in zip(CATALOG_NAMES, outcomes, strict=True):
             if isinstance(outcome, BaseException):
                 if not isinstance(outcome, AppError | TimeoutError):
                     raise outcome
-                failures += 1
+                warnings.append(catalog_warning(name, outcome))
                 log.warning("search: %s catalog failed: %s", name, outcome)
             else:
                 hits.extend(outcome)
-        if failures == len(outcomes):
-            raise AppError.upstream("search catalogs cannot be fetched")
+        if len(warnings) == len(outcomes):
+            raise AppError.upstream(
+                "search catalogs cannot be fetched (npm and library both failed)"
+            )
         ranked = rank_hits(merge_hits(hits), query.q)
-        return Answer(len(ranked), tuple(ranked[: query.limit]), partial=failures > 0)
+        return Answer(len(ranked), tuple(ranked[: query.limit]), tuple(warnings))
 
 
 def keep_for(ttl_s: float) -> Callable[[Answer], float]:

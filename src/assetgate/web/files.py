@@ -23,7 +23,7 @@ import os
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
 
@@ -152,7 +152,7 @@ class Sources:
         if source.key != key or time.time() - read.st_ctime_ns / 1e9 < self.settle_s:
             return source
         if body is not None and len(body) > self.body_budget_bytes:
-            source = _without_body(source)
+            source = replace(source, body=None, blocks={})
         if source.body is not None:
             while self.body_bytes + len(source.body) > self.body_budget_bytes:
                 self._drop_oldest()
@@ -166,17 +166,6 @@ class Sources:
         _, old = self._entries.popitem(last=False)
         if old.body is not None:
             self.body_bytes -= len(old.body)
-
-
-def _without_body(source: Source) -> Source:
-    return Source(
-        key=source.key,
-        size=source.size,
-        mtime=source.mtime,
-        fingerprint=source.fingerprint,
-        last_modified=source.last_modified,
-        body=None,
-    )
 
 
 def _read_small(path: str | Path, limit: int) -> tuple[os.stat_result, str, bytes] | None:

@@ -18,8 +18,65 @@ ERROR_SCHEMA: dict[str, Any] = {
 }
 
 
+#: The routes the app itself answers, beside the parts'.
+SERVICE_PATHS: dict[str, Any] = {
+    "/healthz": {
+        "get": {
+            "operationId": "health",
+            "summary": "Liveness: the process answers.",
+            "responses": {
+                "200": {
+                    "description": '`{"status": "ok"}`, `Cache-Control: no-store`.',
+                    "content": {"application/json": {"schema": {"type": "object"}}},
+                }
+            },
+        }
+    },
+    "/readyz": {
+        "get": {
+            "operationId": "readiness",
+            "summary": "Readiness: the store is writable and Redis (when configured) answers.",
+            "responses": {
+                "200": {
+                    "description": "Every check passed (`Cache-Control: no-store`).",
+                    "content": {"application/json": {"schema": {"type": "object"}}},
+                },
+                "503": {
+                    "description": "A check failed; the body names it.",
+                    "content": {"application/json": {"schema": {"type": "object"}}},
+                },
+            },
+        }
+    },
+    "/metrics": {
+        "get": {
+            "operationId": "metrics",
+            "summary": "Prometheus metrics (`assetgate_*`).",
+            "responses": {
+                "200": {
+                    "description": "The text exposition format.",
+                    "content": {"text/plain": {"schema": {"type": "string"}}},
+                }
+            },
+        }
+    },
+    "/openapi.json": {
+        "get": {
+            "operationId": "openapiDocument",
+            "summary": "This document.",
+            "responses": {
+                "200": {
+                    "description": "OpenAPI 3.1.",
+                    "content": {"application/json": {"schema": {"type": "object"}}},
+                }
+            },
+        }
+    },
+}
+
+
 def make_document(paths: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    merged: dict[str, Any] = {}
+    merged: dict[str, Any] = dict(SERVICE_PATHS)
     for part in paths:
         merged.update(part)
     return {

@@ -123,3 +123,16 @@ def read_str(
     if pattern is not None and not pattern.fullmatch(raw):
         raise AppError.bad_param(name, expected or f"a value matching {pattern.pattern}", raw)
     return raw
+
+
+def long_names(query: Mapping[str, str], aliases: Mapping[str, str]) -> dict[str, str]:
+    """Short names renamed to their long ones; a short name loses to its long name, as in the
+    readers above (``w=1&width=2`` is ``width=2``)."""
+    named: dict[str, str] = {}
+    for name, value in query.items():
+        long = aliases.get(name)
+        if long is None:
+            named[name] = value
+        elif long not in query:
+            named[long] = value
+    return named

@@ -11,6 +11,7 @@
   const status = document.getElementById("status");
   const list = document.getElementById("results");
   const template = document.getElementById("result-template");
+  const warnings = document.getElementById("warnings");
   let timer = 0;
   let generation = 0;
 
@@ -64,6 +65,10 @@
       if (item.ready) fetchSri(item, code);
       list.appendChild(node);
     }
+    // A catalog that failed makes the answer partial: say so, or "no results" would mislead.
+    const notes = Array.isArray(data.warnings) ? data.warnings : [];
+    warnings.textContent = notes.length ? `Incomplete results. ${notes.join(" ")}` : "";
+    warnings.hidden = notes.length === 0;
     const shown = data.results.length;
     status.textContent = shown
       ? `${shown} of ${data.total} result${data.total === 1 ? "" : "s"} for “${data.query}”`
@@ -81,6 +86,7 @@
       if (mine !== generation) return;
       if (!response.ok) {
         list.replaceChildren();
+        warnings.hidden = true;
         status.textContent = `Search failed: ${data.error || response.status}`;
         return;
       }

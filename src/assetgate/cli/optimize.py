@@ -1,0 +1,232 @@
+"""``assetgate optimize SRC DEST``: the optimizer for a folder, without HTTP.
+
+The flags are generated from the optimizer's parameter table (``optimizer.params.PARAMS``), and
+their values go through the same ``parse_spec`` -> ``make_plan`` -> render as a request, so the
+command line cannot drift from the HTTP interface. Images run on all cores (libvips releases the
+GIL, so threads suffice); a damaged file is reported and skipped, and any failure makes the exit
+status 1. Output names keep the relative path with the output format's extension
+(``photo-640w.webp`` per ``--srcset`` width).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from assetgate.cli.settings_errors import load_settings
+from assetgate.errors import AppError
+from assetgate.imaging import vips
+from assetgate.imaging.formats import IMAGE_EXTENSIONS
+from assetgate.imaging.limits import DecodeLimits
+from assetgate.optimizer.params import PARAMS, Param
+from assetgate.optimizer.plan import Limits, Negotiation
+from assetgate.optimizer.render import Job, process
+from assetgate.optimizer.spec import ImageSpec, parse_spec
+from assetgate.settings import Settings
+
+IMAGE_PARAMS: Final = tuple(param for param in PARAMS if param.image)
+EXTENSIONS: Final = {"jpeg": "jpg"}
+
+
+def flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def add_parser(sub: Any) -> None:
+    cmd = sub.add_parser(
+        "optimize",
+        help="optimize a folder of images (the optimizer's parameters, no HTTP)",
+        description="Optimize every image under SRC into DEST with the optimizer's parameters "
+        "(the same names as the HTTP query, docs/optimizer.md). Exit status 1 when any file "
+        "failed; failures are listed with their reason.",
+    )
+    cmd.add_argument("src", type=Path, metavar="SRC", help="folder of source images")
+    cmd.add_argument("dest", type=Path, metavar="DEST", help="folder for the results")
+    cmd.add_argument(
+        "--srcset",
+        metavar="W,W,...",
+        help="one output per width (e.g. 320,640,1280), named <stem>-<W>w.<ext>",
+    )
+    cmd.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel images")
+    group = cmd.add_argument_group("optimizer parameters (spec §4.1)")
+    for param in IMAGE_PARAMS:
+        if param.kind == "bool":
+            group.add_argument(flag(param.name), dest=param.name, action="store_const",
+                               const="true", help=_plain(param.doc))  # fmt: skip
+        else:
+            group.add_argument(flag(param.name), dest=param.name, metavar=_metavar(param),
+                               help=_plain(param.doc))  # fmt: skip
+    cmd.set_defaults(run=run)
+
+
+def _plain(text: str) -> str:
+    return text.replace("`", "").replace("%", "%%")
+
+
+def _metavar(param: Param) -> str:
+    if param.choices:
+        return "{" + ",".join(param.choices) + "}"
+    if param.kind == "int":
+        return f"{param.low}..{param.high}"
+    return param.name.upper()
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    source: Path
+    relative: Path
+    query: Mapping[str, str]
+    suffix: str  # "" or "-<W>w"
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    task: Task
+    before: int
+    after: int = 0
+    error: str | None = None
+
+
+def run(args: argparse.Namespace) -> int:
+    query = {p.name: getattr(args, p.name) for p in IMAGE_PARAMS if getattr(args, p.name)}
+    try:
+        widths = _widths(args.srcset)
+        variants = [({**query, "width": str(w)}, f"-{w}w") for w in widths] or [(query, "")]
+        for variant, _ in variants:
+            parse_spec(variant)  # every flag checked before any work
+        settings = load_settings({}, {})
+    except AppError as exc:
+        name = exc.param or "srcset"
+        text = exc.message.removeprefix(f"{exc.param}: ") if exc.param else exc.message
+        print(f"assetgate: {flag(name)}: {text}", file=sys.stderr)
+        return 2
+    except SystemExit as exc:
+        print(exc.code, file=sys.stderr)
+        return 2
+    if not args.src.is_dir():
+        print(f"assetgate: SRC: {args.src} is not a directory", file=sys.stderr)
+        return 2
+    tasks = [
+        Task(path, path.relative_to(args.src), variant, suffix)
+        for path in _images(args.src, args.dest)
+        for variant, suffix in variants
+    ]
+    vips.configure(settings)
+    results = _run_all(tasks, args.dest, settings, max(1, args.jobs))
+    console = Console()
+    console.print(summary(results))
+    failures = [done for done in results if done.error is not None]
+    if failures:
+        console.print(failure_table(failures))
+    return 1 if failures else 0
+
+
+def _widths(raw: str | None) -> list[int]:
+    if not raw:
+        return []
+    try:
+        widths = sorted({int(part) for part in raw.split(",") if part.strip()})
+    except ValueError:
+        raise AppError.bad_param("srcset", "comma-separated widths", raw) from None
+    if not widths or not all(1 <= w <= 50_000 for w in widths):
+        raise AppError.bad_param("srcset", "widths 1..50000", raw)
+    return widths
+
+
+def _images(src: Path, dest: Path) -> Iterator[Path]:
+    """Image files under ``src`` (by extension; content decides later), never inside ``dest``."""
+    skip = dest.resolve()
+    for folder, dirs, files in os.walk(src):
+        dirs[:] = sorted(
+            d for d in dirs if not d.startswith(".") and Path(folder, d).resolve() != skip
+        )
+        for name in sorted(files):
+            if not name.startswith(".") and name.rpartition(".")[2].lower() in IMAGE_EXTENSIONS:
+                yield Path(folder, name)
+
+
+def _run_all(tasks: list[Task], dest: Path, settings: Settings, jobs: int) -> list[Done]:
+    limits = Limits(
+        decode=DecodeLimits.from_settings(settings),
+        max_upscale_pixels=settings.max_upscale_pixels,
+        max_avif_pixels=settings.max_avif_pixels,
+    )
+    results: list[Done] = []
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeRemainingColumn())  # fmt: skip
+    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        bar = progress.add_task("optimizing", total=len(tasks))
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            futures = [pool.submit(optimize_one, t, dest, limits, settings) for t in tasks]
+            for future in as_completed(futures):
+                results.append(future.result())
+                progress.advance(bar)
+    return sorted(results, key=lambda done: (str(done.task.relative), done.task.suffix))
+
+
+def optimize_one(task: Task, dest: Path, limits: Limits, settings: Settings) -> Done:
+    """spec -> plan -> render for one file; every failure becomes a reason, never a crash."""
+    try:
+        size = task.source.stat().st_size
+    except OSError as exc:
+        return Done(task, 0, error=f"cannot read: {exc.strerror}")
+    try:
+        spec: ImageSpec = parse_spec(task.query)
+        job = Job(
+            path=task.source,
+            size=size,
+            spec=spec,
+            negotiation=Negotiation(webp=False),  # no Accept: the input format unless --format
+            limits=limits,
+            webp_effort=settings.webp_effort,
+            avif_effort=settings.avif_effort,
+            fast_shrink=settings.fast_shrink,
+        )
+        outcome = process(job)
+        stem = task.relative.with_suffix("").name + task.suffix
+        target = (
+            dest / task.relative.parent / f"{stem}.{EXTENSIONS.get(outcome.output, outcome.output)}"
+        )
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if outcome.body is None:
+            shutil.copyfile(task.source, target)
+            return Done(task, size, size)
+        target.write_bytes(outcome.body)
+        return Done(task, size, len(outcome.body))
+    except AppError as exc:
+        return Done(task, size, error=exc.message)
+    except OSError as exc:
+        return Done(task, size, error=f"cannot write: {exc.strerror}")
+
+
+def summary(results: list[Done]) -> Table:
+    ok = [done for done in results if done.error is None]
+    before = sum(done.before for done in ok)
+    after = sum(done.after for done in ok)
+    table = Table(title="assetgate optimize")
+    for column in ("files", "optimized", "failed", "bytes before", "bytes after", "saved"):
+        table.add_column(column, justify="right")
+    saved = f"{(before - after) * 100 / before:.1f} %" if before else "-"
+    table.add_row(str(len(results)), str(len(ok)), str(len(results) - len(ok)),
+                  str(before), str(after), saved)  # fmt: skip
+    return table
+
+
+def failure_table(failures: list[Done]) -> Table:
+    table = Table(title="failures (skipped)")
+    table.add_column("file")
+    table.add_column("reason")
+    for done in failures:
+        table.add_row(f"{done.task.relative}{done.task.suffix}", done.error or "")
+    return table

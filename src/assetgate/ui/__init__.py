@@ -1,0 +1,1 @@
+"""The pages under ``/ui/``: people's way in, talking to the service over its public HTTP API."""

@@ -1,0 +1,86 @@
+"""OpenAPI paths of the pages: each page, and the listing that completes the playground's path."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+_ERROR: Final = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+_PAGES: Final = {
+    "/ui/": ("uiHome", "What the service offers, with links to every page."),
+    "/ui/optimizer": ("uiOptimizer", "Optimizer playground; its query string is its state."),
+    "/ui/convert": ("uiConvert", "Convert images to WebP by drag and drop."),
+    "/ui/whois": ("uiWhois", "Whois lookup as a readable table; `?domain=` looks one up."),
+    "/ui/api": ("uiApi", "This OpenAPI document as a readable page."),
+}
+
+
+def _page(operation: str, summary: str) -> dict[str, Any]:
+    return {
+        "get": {
+            "operationId": operation,
+            "summary": summary,
+            "responses": {"200": {"description": "The page.", "content": {"text/html": {}}}},
+        }
+    }
+
+
+OPENAPI: Final[dict[str, Any]] = {
+    "/ui": {
+        "get": {
+            "operationId": "uiRedirect",
+            "summary": "Redirects to `/ui/`.",
+            "responses": {"308": {"description": "Location: /ui/"}},
+        }
+    },
+    **{path: _page(*row) for path, row in _PAGES.items()},
+    "/ui/static/{name}": {
+        "get": {
+            "operationId": "uiAsset",
+            "summary": "The pages' scripts and style sheet.",
+            "parameters": [
+                {"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}
+            ],
+            "responses": {
+                "200": {"description": "The file."},
+                "404": {"description": "No such file.", "content": _ERROR},
+            },
+        }
+    },
+    "/ui/files": {
+        "get": {
+            "operationId": "uiListFiles",
+            "summary": "Images, CSS and JS files of the document root whose path contains `q`.",
+            "parameters": [
+                {"name": "q", "in": "query", "required": False, "schema": {"type": "string"}},
+                {
+                    "name": "limit",
+                    "in": "query",
+                    "required": False,
+                    "schema": {"type": "integer", "minimum": 1, "maximum": 200, "default": 50},
+                },
+            ],
+            "responses": {
+                "200": {
+                    "description": "Matching relative paths, sorted.",
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["files", "truncated"],
+                                "properties": {
+                                    "files": {"type": "array", "items": {"type": "string"}},
+                                    "truncated": {"type": "boolean"},
+                                },
+                            }
+                        }
+                    },
+                },
+                "400": {"description": "Invalid q or limit.", "content": _ERROR},
+                "404": {
+                    "description": "The listing is turned off (ASSETGATE_UI_FILE_LISTING=false).",
+                    "content": _ERROR,
+                },
+            },
+        }
+    },
+}

@@ -1,0 +1,113 @@
+"""HTTP edge of the pages (``/ui/``): five static pages, their scripts, and the file listing.
+
+The pages are plain files shipped as package data; everything they show comes from the browser
+calling the service's public HTTP interfaces (``/openapi.json``, the optimizer, ``/api/convert``,
+``/api/whois``), so a page can never show something an API client could not get. Everything under
+``/ui/`` belongs to this part: a miss is this part's 404, never the optimizer's catch-all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Final
+
+import anyio.to_thread
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+
+from assetgate.errors import AppError
+from assetgate.part import Part, part_state
+from assetgate.resources import Resources, resources
+from assetgate.ui.listing import list_files
+from assetgate.ui.openapi import OPENAPI
+from assetgate.web.http import any_method
+from assetgate.web.params import read_int, read_str
+from assetgate.web.static import StaticFile, load_static, static_response
+
+NAME: Final = "ui"
+METHODS: Final = ("GET", "HEAD")
+PAGES: Final[Mapping[str, str]] = {
+    "": "index.html",
+    "optimizer": "optimizer.html",
+    "convert": "convert.html",
+    "whois": "whois.html",
+    "api": "api.html",
+}
+ASSETS: Final = (
+    "ui.css", "common.js", "home.js", "optimizer.js", "convert.js", "whois.js", "api.js",
+)  # fmt: skip
+PAGE_CACHE: Final = "public, max-age=300"
+# blob: images are the playground's result and the converted previews, fetched by the page itself.
+CSP: Final = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+    "img-src 'self' blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+LISTING_DEFAULT: Final = 50
+LISTING_MAX: Final = 200
+
+
+@dataclass(frozen=True, slots=True)
+class UiState:
+    static: Mapping[str, StaticFile]
+
+
+@asynccontextmanager
+async def lifespan(res: Resources) -> AsyncIterator[UiState]:
+    names = (*PAGES.values(), *ASSETS)
+    yield UiState(static=await anyio.to_thread.run_sync(load_static, "assetgate.ui", names))
+
+
+async def root(request: Request) -> Response:
+    return RedirectResponse("/ui/", status_code=308)
+
+
+async def dispatch(request: Request) -> Response:
+    """``/ui/<page>``, ``/ui/static/<file>`` and ``/ui/files``."""
+    rest: str = request.path_params["rest"]
+    if rest == "files":
+        return await files(request)
+    state: UiState = part_state(request, NAME)
+    if rest in PAGES:
+        item = state.static.get(PAGES[rest])
+        headers = {
+            "Cache-Control": PAGE_CACHE,
+            "Content-Security-Policy": CSP,
+            "Referrer-Policy": "no-referrer",
+        }
+    else:
+        name = rest.removeprefix("static/")
+        item = state.static.get(name) if rest.startswith("static/") and name in ASSETS else None
+        headers = {"Cache-Control": PAGE_CACHE}
+    if item is None:
+        raise AppError.not_found()
+    return static_response(request, item, headers)
+
+
+async def files(request: Request) -> Response:
+    """Servable files of the document root whose path contains ``q`` (path completion)."""
+    settings = resources(request).settings
+    if not settings.ui_file_listing:
+        raise AppError.not_found("file listing is turned off (ASSETGATE_UI_FILE_LISTING)")
+    query = request.query_params
+    text = read_str(query, "q", max_len=256) or ""
+    limit = read_int(query, "limit", low=1, high=LISTING_MAX, default=LISTING_DEFAULT)
+    assert limit is not None
+    listing = await anyio.to_thread.run_sync(list_files, settings.root, text, limit)
+    body = {"files": listing.files, "truncated": listing.truncated}
+    response = JSONResponse(body, headers={"Cache-Control": "no-store"})
+    if request.method == "HEAD":
+        response.body = b""  # Content-Length stays the GET's
+    return response
+
+
+PART = Part(
+    name=NAME,
+    routes=[
+        any_method("/ui", root, methods=METHODS),
+        any_method("/ui/{rest:path}", dispatch, methods=METHODS),
+    ],
+    openapi=OPENAPI,
+    lifespan=lifespan,
+)

@@ -1,0 +1,267 @@
+// Optimizer playground. The controls are built from the optimizer's parameters in /openapi.json
+// (the table the server parses with), so the page cannot drift from the service. The page's own
+// address (/ui/optimizer?file=…&width=…) holds the state; the result is fetched from the public
+// URL of the file, and its sizes, ratio and format are read from the answer's headers.
+"use strict";
+
+(function () {
+  const { bytes, element, errorText, copyButton } = window.ui;
+  const form = document.getElementById("controls");
+  const fileInput = document.getElementById("file");
+  const datalist = document.getElementById("file-list");
+  const listingNote = document.getElementById("listing-note");
+  const fieldset = document.getElementById("params");
+  const status = document.getElementById("status");
+  const liveUrl = document.getElementById("live-url");
+  const original = document.getElementById("original");
+  const result = document.getElementById("result");
+  const textResult = document.getElementById("text-result");
+  const widths = document.getElementById("widths");
+  const snippet = document.getElementById("snippet");
+  const ACCEPT = "image/avif,image/webp,image/apng,image/*,*/*;q=0.8";
+  const TEXT_FILE = /\.(css|js|mjs)$/i;
+  const controls = new Map(); // parameter name -> input or select
+  let resultUrl = "";
+  let generation = 0;
+  let listingTimer = 0;
+
+  function isAlias(param) {
+    return /^Short name of/.test(param.description || "");
+  }
+
+  function control(param) {
+    const id = `p-${param.name}`;
+    const schema = param.schema || {};
+    const wrap = element("div");
+    const label = element("label", param.name);
+    label.htmlFor = id;
+    let input;
+    if (schema.type === "boolean") {
+      wrap.className = "check";
+      input = element("input");
+      input.type = "checkbox";
+    } else if (schema.enum) {
+      input = element("select");
+      input.appendChild(element("option", "(default)")).value = "";
+      for (const value of schema.enum) input.appendChild(element("option", value)).value = String(value);
+    } else {
+      input = element("input");
+      if (schema.type === "integer") {
+        input.type = "number";
+        input.min = schema.minimum;
+        input.max = schema.maximum;
+        input.step = 1;
+      } else {
+        input.type = "text";
+        input.spellcheck = false;
+      }
+    }
+    input.id = id;
+    input.name = param.name;
+    label.appendChild(element("span", param.description || "", "doc"));
+    if (schema.type === "boolean") wrap.append(input, label);
+    else wrap.append(label, input);
+    controls.set(param.name, input);
+    return wrap;
+  }
+
+  function readControl(input) {
+    if (input.type === "checkbox") return input.checked ? "true" : "";
+    return input.value.trim();
+  }
+
+  function writeControl(input, value) {
+    if (input.type === "checkbox") input.checked = ["1", "true", "yes", "on"].includes(value);
+    else input.value = value;
+  }
+
+  // Current state as query pairs, in the order of the optimizer's table.
+  function state() {
+    const params = new URLSearchParams();
+    for (const [name, input] of controls) {
+      const value = readControl(input);
+      if (value !== "") params.set(name, value);
+    }
+    return params;
+  }
+
+  function publicUrl(file, params) {
+    const path = file.split("/").map(encodeURIComponent).join("/");
+    const query = params.toString();
+    return `/${path}${query ? `?${query}` : ""}`;
+  }
+
+  function absolute(url) {
+    return new URL(url, window.location.origin).href;
+  }
+
+  function updateSnippet(file, params) {
+    const list = widths.value.split(",").map((w) => Number.parseInt(w, 10))
+      .filter((w) => Number.isInteger(w) && w > 0 && w <= 50000);
+    if (!file || !list.length) {
+      snippet.textContent = "";
+      return;
+    }
+    const base = new URLSearchParams(params);
+    base.delete("width");
+    base.delete("w");
+    const at = (width) => {
+      const query = new URLSearchParams(base);
+      query.set("width", String(width));
+      return absolute(publicUrl(file, query));
+    };
+    const sorted = [...new Set(list)].sort((a, b) => a - b);
+    const middle = sorted[Math.floor((sorted.length - 1) / 2)];
+    const srcset = sorted.map((w) => `${at(w)} ${w}w`).join(",\n             ");
+    const largest = sorted[sorted.length - 1];
+    snippet.textContent =
+      `<img src="${at(middle)}"\n     srcset="${srcset}"\n` +
+      `     sizes="(max-width: ${largest}px) 100vw, ${largest}px"\n     alt="">`;
+  }
+
+  function clearResult() {
+    if (resultUrl) URL.revokeObjectURL(resultUrl);
+    resultUrl = "";
+    result.removeAttribute("src");
+    textResult.hidden = true;
+    for (const id of ["bytes-before", "bytes-after", "ratio", "output-format", "time"]) {
+      document.getElementById(id).textContent = "–";
+    }
+    document.getElementById("result-dims").textContent = "";
+  }
+
+  function show(id, text) {
+    document.getElementById(id).textContent = text;
+  }
+
+  async function run() {
+    const file = fileInput.value.trim().replace(/^\/+/, "");
+    const params = state();
+    const page = new URLSearchParams(params);
+    if (file) page.set("file", file);
+    history.replaceState(null, "", `/ui/optimizer${page.toString() ? `?${page}` : ""}`);
+    updateSnippet(file, params);
+    if (!file) {
+      status.textContent = "Choose a file.";
+      return;
+    }
+    const url = publicUrl(file, params);
+    liveUrl.textContent = absolute(url);
+    liveUrl.href = url;
+    const mine = ++generation;
+    status.className = "status";
+    status.textContent = "Working…";
+    const text = TEXT_FILE.test(file);
+    original.hidden = text;
+    if (!text) original.src = publicUrl(file, new URLSearchParams());
+    const started = performance.now();
+    let response;
+    try {
+      response = await fetch(url, { headers: { Accept: ACCEPT } });
+    } catch (error) {
+      status.className = "status error";
+      status.textContent = "The service could not be reached.";
+      return;
+    }
+    const elapsed = performance.now() - started;
+    if (mine !== generation) return;
+    clearResult();
+    if (!response.ok) {
+      status.className = "status error";
+      status.textContent = `HTTP ${response.status}: ${await errorText(response)}`;
+      return;
+    }
+    const blob = await response.blob();
+    if (mine !== generation) return;
+    const headers = response.headers;
+    const before = Number.parseInt(headers.get("X-Original-Size") || "", 10);
+    const after = Number.parseInt(headers.get("X-Compressed-Size") || "", 10);
+    const passthrough = headers.get("X-Optimizer-Status") === "passthrough";
+    show("bytes-before", bytes(before));
+    show("bytes-after", passthrough ? `${bytes(blob.size)} (unchanged)` : bytes(Number.isNaN(after) ? blob.size : after));
+    show("ratio", headers.get("X-Compression-Ratio") || (passthrough ? "0 % (passed through)" : "–"));
+    show("output-format", headers.get("X-Output-Format") || headers.get("Content-Type") || "–");
+    const server = headers.get("Server-Timing");
+    show("time", `${Math.round(elapsed)} ms in the browser${server ? ` (server: ${server})` : ""}`);
+    if (text) {
+      textResult.textContent = (await blob.text()).slice(0, 4000);
+      textResult.hidden = false;
+      result.hidden = true;
+    } else {
+      result.hidden = false;
+      resultUrl = URL.createObjectURL(blob);
+      result.src = resultUrl;
+    }
+    status.textContent = `Done: ${file}.`;
+  }
+
+  function dims(img, target) {
+    img.addEventListener("load", () => {
+      document.getElementById(target).textContent = `${img.naturalWidth} × ${img.naturalHeight}`;
+    });
+  }
+
+  async function complete() {
+    try {
+      const response = await fetch(`/ui/files?q=${encodeURIComponent(fileInput.value.trim())}&limit=50`);
+      if (response.status === 404) {
+        listingNote.textContent = "File listing is turned off on this server: type the path.";
+        return;
+      }
+      if (!response.ok) return;
+      const data = await response.json();
+      datalist.replaceChildren(...data.files.map((name) => {
+        const option = element("option");
+        option.value = name;
+        return option;
+      }));
+      listingNote.textContent = data.truncated ? "More files match: keep typing to narrow." : "";
+    } catch (error) {
+      // Completion is a convenience; typing still works.
+    }
+  }
+
+  async function build() {
+    try {
+      const response = await fetch("/openapi.json", { headers: { Accept: "application/json" } });
+      const doc = await response.json();
+      const params = doc.paths["/"].get.parameters.filter((p) => p.name !== "file" && !isAlias(p));
+      for (const param of params) fieldset.appendChild(control(param));
+    } catch (error) {
+      status.className = "status error";
+      status.textContent = "The optimizer's parameters could not be loaded from /openapi.json.";
+      return;
+    }
+    const initial = new URLSearchParams(window.location.search);
+    fileInput.value = initial.get("file") || "";
+    for (const [name, input] of controls) {
+      const value = initial.get(name);
+      if (value !== null) writeControl(input, value);
+    }
+    complete();
+    if (fileInput.value) run();
+  }
+
+  dims(original, "original-dims");
+  dims(result, "result-dims");
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    run();
+  });
+  form.addEventListener("change", (event) => {
+    if (event.target !== fileInput) run();
+  });
+  fileInput.addEventListener("input", () => {
+    clearTimeout(listingTimer);
+    listingTimer = setTimeout(complete, 150);
+  });
+  fileInput.addEventListener("change", run);
+  widths.addEventListener("input", () => updateSnippet(fileInput.value.trim(), state()));
+  document.getElementById("reset").addEventListener("click", () => {
+    for (const input of controls.values()) writeControl(input, "");
+    run();
+  });
+  copyButton(document.getElementById("copy-url"), liveUrl, status);
+  copyButton(document.getElementById("copy-snippet"), snippet, status);
+  build();
+})();

@@ -1,0 +1,100 @@
+"""``assetgate optimize`` on a folder of generated images, damaged ones included."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from assetgate.cli import main
+from assetgate.cli.optimize import IMAGE_PARAMS, flag
+from assetgate.optimizer.params import PARAMS
+
+
+def image(path: Path, size: tuple[int, int], colour: tuple[int, int, int], fmt: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.new("RGB", size, colour).save(path, fmt)
+    return path
+
+
+@pytest.fixture
+def src(tmp_path: Path) -> Path:
+    folder = tmp_path / "src"
+    image(folder / "a.jpg", (200, 100), (255, 0, 0), "JPEG")
+    image(folder / "sub" / "b.png", (64, 64), (0, 0, 255), "PNG")
+    (folder / "broken.jpg").write_bytes(b"\xff\xd8\xff\xe0 not a jpeg at all" * 8)
+    whole = image(tmp_path / "whole.png", (300, 300), (0, 255, 0), "PNG").read_bytes()
+    (folder / "cut.png").write_bytes(whole[: len(whole) // 2])
+    (folder / "notes.txt").write_text("not an image")
+    return folder
+
+
+def test_every_image_parameter_has_its_flag() -> None:
+    image_names = {param.name for param in PARAMS if param.image}
+    assert {param.name for param in IMAGE_PARAMS} == image_names
+    assert flag("crop_gravity") == "--crop-gravity"
+
+
+def test_folder_with_damaged_files(
+    src: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dest = tmp_path / "out"
+    status = main(["optimize", str(src), str(dest), "--width", "50", "--format", "webp",
+                   "--flop", "--quality", "80"])  # fmt: skip
+    assert status == 1
+    with Image.open(dest / "a.webp") as a:
+        assert (a.format, a.size) == ("WEBP", (50, 25))
+    with Image.open(dest / "sub" / "b.webp") as b:
+        assert (b.format, b.size) == ("WEBP", (50, 50))
+        assert b.convert("RGB").getpixel((25, 25))[2] > 200
+    assert sorted(p.name for p in dest.rglob("*") if p.is_file()) == ["a.webp", "b.webp"]
+    out = capsys.readouterr().out
+    assert "broken.jpg" in out
+    assert "cut.png" in out
+    assert "notes.txt" not in out
+    rows = [[c.strip() for c in line.strip().strip("│").split("│")] for line in out.splitlines()]
+    cells = next(row for row in rows if row[0] == "4")
+    before = (src / "a.jpg").stat().st_size + (src / "sub" / "b.png").stat().st_size
+    after = (dest / "a.webp").stat().st_size + (dest / "sub" / "b.webp").stat().st_size
+    assert cells[:5] == ["4", "2", "2", str(before), str(after)]
+
+
+def test_srcset_variants_keep_the_input_format(
+    src: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (src / "broken.jpg").unlink()
+    (src / "cut.png").unlink()
+    dest = tmp_path / "out"
+    assert main(["optimize", str(src), str(dest), "--srcset", "32,100,20"]) == 0
+    sizes = {}
+    for path in dest.rglob("*.*"):
+        with Image.open(path) as opened:
+            sizes[str(path.relative_to(dest))] = (opened.format, opened.size)
+    assert sizes == {
+        "a-20w.jpg": ("JPEG", (20, 10)),
+        "a-32w.jpg": ("JPEG", (32, 16)),
+        "a-100w.jpg": ("JPEG", (100, 50)),
+        "sub/b-20w.png": ("PNG", (20, 20)),
+        "sub/b-32w.png": ("PNG", (32, 32)),
+        "sub/b-100w.png": ("PNG", (64, 64)),  # never enlarged: the source itself
+    }
+    assert "failures" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--width", "0"], "assetgate: --width: expected an integer 1..50000, got '0'"),
+        (["--crop-gravity", "up"], "assetgate: --crop-gravity: expected one of"),
+        (["--srcset", "10,x"], "assetgate: --srcset: expected comma-separated widths"),
+    ],
+)
+def test_bad_flag_is_one_line_and_status_2(
+    src: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    assert main(["optimize", str(src), str(tmp_path / "out"), *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(message)
+    assert len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()

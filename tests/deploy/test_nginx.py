@@ -1,0 +1,156 @@
+"""The shipped nginx front, for real: shared cache per format bucket, 304s, per-client budgets
+through the proxy, slow clients cut off while others are served, the body cap."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import httpx
+import pytest
+
+from tests.deploy.conftest import FRESH_S, RATE_LIMIT, Edge
+
+WEBP = "image/avif,image/webp,*/*;q=0.8"
+JPEG_ONLY = "image/png,image/*;q=0.8,*/*;q=0.5"
+
+
+def get(edge: Edge, target: str, accept: str | None = None, **headers: str) -> httpx.Response:
+    sent = {"Accept": accept} if accept else {}
+    return httpx.get(f"{edge.url}{target}", headers={**sent, **headers}, timeout=30)
+
+
+def test_the_rendered_config_has_no_placeholder_left(edge: Edge) -> None:
+    text = edge.config.read_text()
+    assert "${" not in text
+    assert "server 127.0.0.1:" in text
+
+
+def test_a_repeated_image_request_is_a_proxy_cache_hit(edge: Edge) -> None:
+    first = get(edge, "/photo.jpg?width=200", WEBP)
+    assert first.status_code == 200
+    assert first.headers["x-cache-status"] == "MISS"
+    again = get(edge, "/photo.jpg?width=200", WEBP)
+    assert again.headers["x-cache-status"] == "HIT"
+    assert again.content == first.content
+    assert again.headers["etag"] == first.headers["etag"]
+    assert again.headers["vary"] == "Accept"
+
+
+def test_webp_and_jpeg_clients_alternating_each_hit_their_own_format(edge: Edge) -> None:
+    seen: dict[str, list[str]] = {"image/webp": [], "image/jpeg": []}
+    for _ in range(3):
+        for accept in (WEBP, JPEG_ONLY, "image/webp;q=0, */*"):
+            response = get(edge, "/photo.jpg?width=160", accept)
+            assert response.status_code == 200
+            seen[response.headers["content-type"]].append(response.headers["x-cache-status"])
+    assert seen["image/webp"] == ["MISS", "HIT", "HIT"]
+    # Both non-WebP spellings fall in the same bucket: one miss, then hits.
+    assert seen["image/jpeg"] == ["MISS", "HIT", "HIT", "HIT", "HIT", "HIT"]
+
+
+def test_if_none_match_gets_a_304(edge: Edge) -> None:
+    first = get(edge, "/photo.jpg?width=120", JPEG_ONLY)
+    etag = first.headers["etag"]
+    for _ in range(2):  # from assetgate (the cache is filling) and from the cache
+        response = get(edge, "/photo.jpg?width=120", JPEG_ONLY, **{"If-None-Match": etag})
+        assert response.status_code == 304
+        assert response.headers["etag"] == etag
+        assert response.content == b""
+
+
+def client_from(address: str) -> httpx.Client:
+    return httpx.Client(transport=httpx.HTTPTransport(local_address=address), timeout=30)
+
+
+def spend(client: httpx.Client, edge: Edge, **headers: str) -> int:
+    return client.get(f"{edge.url}/api/whois?domain=-", headers=headers).status_code
+
+
+def test_each_client_address_has_its_own_budget_and_forging_buys_nothing(edge: Edge) -> None:
+    with client_from("127.0.0.2") as first, client_from("127.0.0.3") as second:
+        # Spread over both processes by nginx, counted in one Redis budget per client.
+        assert [spend(first, edge) for _ in range(RATE_LIMIT)] == [400] * RATE_LIMIT
+        assert spend(first, edge) == 429
+        assert spend(first, edge, **{"X-Forwarded-For": "127.0.0.99"}) == 429
+        assert spend(first, edge, **{"X-Forwarded-For": "127.0.0.3, 127.0.0.98"}) == 429
+        response = second.get(f"{edge.url}/api/whois?domain=-")
+        assert response.status_code == 400
+        assert f";r={RATE_LIMIT - 1};" in response.headers["ratelimit"]
+
+
+def test_a_slow_header_client_is_cut_off_while_others_are_served(edge: Edge) -> None:
+    closed_after: list[float] = []
+
+    def trickle() -> None:
+        with socket.create_connection(("127.0.0.1", edge.port), timeout=30) as conn:
+            started = time.monotonic()
+            conn.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+            try:
+                while time.monotonic() - started < 25:
+                    conn.sendall(b"X")
+                    conn.settimeout(0.5)
+                    try:
+                        if conn.recv(1024) == b"":
+                            break
+                    except TimeoutError:
+                        continue
+            except OSError:
+                pass
+            closed_after.append(time.monotonic() - started)
+
+    slow = threading.Thread(target=trickle)
+    slow.start()
+    answered = 0
+    while slow.is_alive():
+        assert get(edge, "/healthz").status_code == 200
+        answered += 1
+        time.sleep(0.2)
+    slow.join()
+    # client_header_timeout is 10 s: cut off after it, well before the trickle gives up.
+    assert 9 <= closed_after[0] < 20
+    assert answered >= 10
+
+
+def test_a_body_over_the_cap_is_refused_by_nginx(edge: Edge) -> None:
+    response = httpx.post(
+        f"{edge.url}/api/convert",
+        files={"file": ("big.png", b"\0" * (2 * 1024 * 1024), "image/png")},
+        timeout=30,
+    )
+    assert response.status_code == 413
+    assert response.headers["server"].startswith("nginx")
+
+
+@pytest.mark.parametrize("target", ["/api/whois?domain=example.com", "/api/convert"])
+def test_who_asks_answers_are_never_cached(edge: Edge, target: str) -> None:
+    response = get(edge, target)
+    assert response.headers.get("x-cache-status") is None
+
+
+def test_a_stale_answer_is_served_while_one_request_refreshes_it(short_lived_edge: Edge) -> None:
+    edge = short_lived_edge
+    first = get(edge, "/photo.jpg?width=90", JPEG_ONLY)
+    assert first.headers["x-cache-status"] == "MISS"
+    time.sleep(FRESH_S + 1)
+    stale = get(edge, "/photo.jpg?width=90", JPEG_ONLY)
+    assert stale.headers["x-cache-status"] in ("STALE", "UPDATING")
+    assert stale.content == first.content
+    # The background refresh stores a fresh copy: hits again, without waiting for a client.
+    deadline = time.monotonic() + FRESH_S
+    statuses = []
+    while time.monotonic() < deadline and "HIT" not in statuses:
+        statuses.append(get(edge, "/photo.jpg?width=90", JPEG_ONLY).headers["x-cache-status"])
+        time.sleep(0.1)
+    assert "HIT" in statuses, statuses
+
+
+def test_nginx_sets_the_request_id_and_a_client_cannot(edge: Edge) -> None:
+    first = get(edge, "/healthz", **{"X-Request-Id": "forged-by-the-client"})
+    second = get(edge, "/healthz")
+    ids = [first.headers["x-request-id"], second.headers["x-request-id"]]
+    # nginx's $request_id (32 hex digits), believed because nginx is a trusted proxy.
+    assert all(len(rid) == 32 and int(rid, 16) >= 0 for rid in ids)
+    assert "forged-by-the-client" not in ids
+    assert ids[0] != ids[1]
