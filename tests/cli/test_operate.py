@@ -275,11 +275,26 @@ def metrics_dir_of(pid: int) -> Path:
     return Path(entry.split(b"=", 1)[1].decode())
 
 
+def worker_pids(parent: int) -> set[int]:
+    """uvicorn's worker processes (multiprocessing's resource tracker is a child too)."""
+    pids = children_of(parent) - {parent}
+    found = set()
+    for pid in pids:
+        try:
+            if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.add(pid)
+        except OSError:  # gone between the listing and the read
+            pass
+    return found
+
+
 def test_a_dead_worker_is_replaced_and_marked_dead(serve: Serve) -> None:
     server = serve("--workers", "2", rate_limit_parts="")
-    workers = children_of(server.process.pid) - {server.process.pid}
-    # multiprocessing's resource tracker is a child too: the workers run spawn_main.
-    workers = {pid for pid in workers if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()}
+    # The first worker may answer /healthz while the second is still starting (a loaded machine).
+    deadline = time.monotonic() + 30
+    while len(workers := worker_pids(server.process.pid)) < 2:
+        assert time.monotonic() < deadline, workers
+        time.sleep(0.1)
     assert len(workers) == 2
     victim = min(workers)
     directory = metrics_dir_of(victim)
