@@ -155,7 +155,9 @@ def clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def start_assetgate(root: Path, config: AssetgateConfig) -> loadgen.Server:
+def start_assetgate(
+    root: Path, config: AssetgateConfig, extra_env: Mapping[str, str] | None = None
+) -> loadgen.Server:
     port = loadgen.free_port()
     argv = [str(ASSETGATE), "serve", "--root", str(root), "--port", str(port)]
     argv += ["--workers", str(config.workers)]
@@ -164,6 +166,7 @@ def start_assetgate(root: Path, config: AssetgateConfig) -> loadgen.Server:
     env = clean_env(ASSETGATE_LOG_LEVEL="warning", ASSETGATE_RATE_LIMIT_PARTS="")
     if config.render_workers is not None:
         env["ASSETGATE_RENDER_WORKERS"] = str(config.render_workers)
+    env.update(extra_env or {})
     return loadgen.start_server(
         config.name,
         argv,

@@ -1,0 +1,241 @@
+"""The optimizer's cold path against a peer: sharp (Node, libvips) doing the same resize.
+
+    .venv/bin/python bench/peer_sharp.py              # 3 rounds of 10 s points, about 3 minutes
+    .venv/bin/python bench/peer_sharp.py --rss        # also peak RSS at c=16, result cache on/off
+
+A 12 MP photo-like JPEG (the one ``bench/optimizer.py`` generates) resized to width 800 as JPEG
+and as WebP, at assetgate's default quality and WebP effort (read from its settings), by:
+
+* ``assetgate serve --workers 1`` with ``ASSETGATE_RESULT_CACHE_BYTES=0``: every request renders
+  (the cold path; the on-disk result cache would otherwise answer repeats);
+* ``bench/peer_sharp.mjs``: ``sharp.concurrency(1)``, libuv pool ``UV_THREADPOOL_SIZE`` = cores,
+  JPEG with Huffman optimisation and 4:2:0 chroma (no mozjpeg), WebP at the same effort. sharp is
+  installed by this script with npm into ``bench/.work/sharp`` (git-ignored).
+
+Load is ``wrk`` with 4 keep-alive connections. Within a round the two servers alternate, and the
+order flips every round, so a burst of someone else's work on a shared machine hits both sides.
+Printed: every round's req/s, assetgate/sharp per round, and the median over rounds; also the
+median ratio of server CPU time per request, which a loaded machine disturbs less. Both outputs
+are also checked: dimensions, bytes, and PSNR/SSIM against a full-decode Lanczos3 reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import loadgen
+from optimizer import make_inputs, service_defaults
+from optimizer_setup import (
+    BENCH_DIR,
+    CASES,
+    NCPU,
+    TARGET_WIDTH,
+    WORK,
+    AssetgateConfig,
+    fetch,
+    probe,
+    say,
+    start_assetgate,
+)
+
+SHARP_DIR = WORK / "sharp"
+TARGET_RATIO = 1.0
+RSS_CONNECTIONS = 16
+RSS_TOLERANCE = 0.10
+COLD = {"ASSETGATE_RESULT_CACHE_BYTES": "0"}
+
+
+def ensure_sharp() -> Path:
+    """sharp under bench/.work/sharp, installed once with npm (its registry from npm's config)."""
+    if not (SHARP_DIR / "node_modules" / "sharp").is_dir():
+        npm = shutil.which("npm")
+        if npm is None:
+            sys.exit("bench: npm is missing; install nodejs and npm")
+        SHARP_DIR.mkdir(parents=True, exist_ok=True)
+        (SHARP_DIR / "package.json").write_text('{"name": "peer-sharp", "private": true}\n')
+        subprocess.run(
+            [npm, "install", "--no-audit", "--no-fund", "sharp"], cwd=SHARP_DIR, check=True
+        )
+    server = SHARP_DIR / "peer_sharp.mjs"  # next to node_modules, so `import "sharp"` resolves
+    shutil.copyfile(BENCH_DIR / "peer_sharp.mjs", server)
+    return server
+
+
+def sharp_version() -> str:
+    argv = [
+        "node",
+        "-e",
+        "const s=require('sharp');console.log(s.versions.sharp+' libvips '+s.versions.vips)",
+    ]
+    return subprocess.run(argv, cwd=SHARP_DIR, capture_output=True, text=True).stdout.strip()
+
+
+def start_sharp(script: Path, root: Path, defaults: dict[str, int]) -> loadgen.Server:
+    port = loadgen.free_port()
+    argv = ["node", str(script), str(root), str(port)]
+    argv += [str(defaults["quality"]), str(defaults["webp_effort"])]
+    env = {**os.environ, "UV_THREADPOOL_SIZE": str(NCPU)}
+    log = WORK / "logs" / "peer-sharp.log"
+    return loadgen.start_server("sharp", argv, port=port, health_path="/healthz", log=log, env=env)
+
+
+def _ssim(a: Any, b: Any) -> float:
+    """Mean SSIM of the luma of two same-sized images (Gaussian window, sigma 1.5)."""
+    x = a.colourspace("b-w")[0].cast("float")
+    y = b.colourspace("b-w")[0].cast("float")
+    c1, c2 = (0.01 * 255) ** 2, (0.03 * 255) ** 2
+    mx, my = x.gaussblur(1.5), y.gaussblur(1.5)
+    vx = (x * x).gaussblur(1.5) - mx * mx
+    vy = (y * y).gaussblur(1.5) - my * my
+    cxy = (x * y).gaussblur(1.5) - mx * my
+    ssim = ((2 * mx * my + c1) * (2 * cxy + c2)) / ((mx * mx + my * my + c1) * (vx + vy + c2))
+    return float(ssim.avg())
+
+
+def _psnr(a: Any, b: Any) -> float:
+    mse = ((a.cast("float") - b.cast("float")) ** 2).avg()
+    return float("inf") if mse == 0 else float(10 * __import__("math").log10(255**2 / mse))
+
+
+def quality_check(root: Path, urls: dict[str, dict[str, str]]) -> None:
+    import pyvips
+
+    reference = pyvips.Image.thumbnail(
+        str(root / "photo.jpg"), TARGET_WIDTH, size="force", height=600, no_rotate=True
+    ).copy_memory()
+    for case in CASES[:2]:
+        for name, url in urls[case.key].items():
+            _status, _headers, body = fetch(url)
+            out = pyvips.Image.new_from_buffer(body, "")[0:3].copy_memory()
+            ref = reference.crop(
+                0, 0, min(out.width, reference.width), min(out.height, reference.height)
+            )
+            got = out.crop(0, 0, ref.width, ref.height)
+            say(
+                f"  {case.key:<5} {name:<9} {out.width}x{out.height} {len(body):>7} B  "
+                f"PSNR {_psnr(got, ref):5.2f} dB  SSIM {_ssim(got, ref):.4f}"
+            )
+
+
+def measure_rounds(
+    servers: Sequence[loadgen.Server], rounds: int, duration_s: int, wrk: str
+) -> dict[str, list[dict[str, float]]]:
+    """req/s per case, server and round, the servers alternating (order flipped every round)."""
+    table: dict[str, list[dict[str, float]]] = {case.key: [] for case in CASES[:2]}
+    for number in range(rounds):
+        order = list(servers) if number % 2 == 0 else list(reversed(servers))
+        for case in CASES[:2]:
+            figures: dict[str, float] = {}
+            for server in order:
+                url = server.base_url + case.assetgate_path
+                for seconds in (2, duration_s):  # warm-up, then the measured point
+                    run = loadgen.run_wrk(
+                        wrk,
+                        url,
+                        connections=4,
+                        duration_s=seconds,
+                        server_pid=server.pid,
+                        script_dir=WORK,
+                    )
+                if run.errors:
+                    sys.exit(f"bench: {server.name} answered {run.errors} errors on {case.key}")
+                figures[server.name] = run.rps
+                figures[server.name + " cpu"] = run.server_cpu_ms_per_req
+                say(
+                    f"  round {number + 1} {case.key:<5} {server.name:<9} {run.rps:7.1f} req/s  "
+                    f"p50 {run.p50_ms:6.1f} ms  cpu/req {run.server_cpu_ms_per_req:6.1f} ms  "
+                    f"foreign {run.foreign_cpu_pct:4.1f} %"
+                )
+            table[case.key].append(figures)
+    return table
+
+
+def report_ratios(table: dict[str, list[dict[str, float]]]) -> bool:
+    ok = True
+    for key, rounds in table.items():
+        ratios = [r["assetgate"] / r["sharp"] for r in rounds]
+        median = statistics.median(ratios)
+        ok = ok and median >= TARGET_RATIO
+        each = ", ".join(f"{r:.2f}" for r in ratios)
+        cpu = statistics.median(r["assetgate cpu"] / r["sharp cpu"] for r in rounds)
+        say(
+            f"{key:<5} assetgate/sharp median {median:.2f}x (rounds: {each}); "
+            f"target >= {TARGET_RATIO:.1f}x: {'met' if median >= TARGET_RATIO else 'MISSED'}; "
+            f"server CPU per request assetgate/sharp median {cpu:.2f}"
+        )
+    return ok
+
+
+def measure_rss(root: Path, wrk: str, duration_s: int) -> None:
+    """Peak RSS of assetgate at c=16 on the JPEG case, result cache on (default) vs off."""
+    peaks: dict[str, int] = {}
+    for label, env in (("cache off", COLD), ("cache on", {})):
+        config = AssetgateConfig(1)
+        with loadgen.running(start_assetgate(root, config, env)) as server:
+            url = server.base_url + CASES[0].assetgate_path
+            run = loadgen.run_wrk(
+                wrk,
+                url,
+                connections=RSS_CONNECTIONS,
+                duration_s=duration_s,
+                server_pid=server.pid,
+                script_dir=WORK,
+            )
+            peaks[label] = run.peak_rss_bytes
+            say(
+                f"  {label:<9} c={RSS_CONNECTIONS} {run.rps:7.1f} req/s  "
+                f"peak RSS {run.peak_rss_bytes / 2**20:6.1f} MiB"
+            )
+    change = peaks["cache on"] / peaks["cache off"] - 1
+    verdict = "met" if abs(change) <= RSS_TOLERANCE else "MISSED"
+    say(f"RSS cache on vs off: {100 * change:+.1f} % (target within 10 %: {verdict})")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--duration", type=int, default=10, help="seconds per measured point")
+    parser.add_argument("--rss", action="store_true", help="also RSS with the result cache on/off")
+    args = parser.parse_args(argv)
+    wrk = loadgen.ensure_wrk()
+    script = ensure_sharp()
+    defaults = service_defaults()
+    say(
+        f"sharp {sharp_version()}; cores {NCPU}; quality {defaults['quality']}, "
+        f"WebP effort {defaults['webp_effort']}; assetgate with result cache off"
+    )
+    with tempfile.TemporaryDirectory(prefix="assetgate-peer-") as tmp:
+        root = Path(tmp)
+        make_inputs(root)
+        ours = start_assetgate(root, AssetgateConfig(1), COLD)
+        with loadgen.running(ours), loadgen.running(start_sharp(script, root, defaults)) as peer:
+            ours.name, peer.name = "assetgate", "sharp"
+            urls = {
+                c.key: {s.name: s.base_url + c.assetgate_path for s in (ours, peer)}
+                for c in CASES[:2]
+            }
+            for case in CASES[:2]:
+                for url in urls[case.key].values():
+                    checked = probe(url, case)
+                    if not checked.ok:
+                        sys.exit(f"bench: probe failed for {url}: {checked.detail}")
+            say("output check (reference: full decode + Lanczos3 to 800x600):")
+            quality_check(root, urls)
+            table = measure_rounds((ours, peer), args.rounds, args.duration, wrk)
+        ok = report_ratios(table)
+        if args.rss:
+            measure_rss(root, wrk, args.duration)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
