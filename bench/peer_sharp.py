@@ -113,8 +113,10 @@ def quality_check(root: Path, urls: dict[str, dict[str, str]]) -> None:
         str(root / "photo.jpg"), TARGET_WIDTH, size="force", height=600, no_rotate=True
     ).copy_memory()
     for case in CASES[:2]:
+        bodies = set()
         for name, url in urls[case.key].items():
             _status, _headers, body = fetch(url)
+            bodies.add(body)
             out = pyvips.Image.new_from_buffer(body, "")[0:3].copy_memory()
             ref = reference.crop(
                 0, 0, min(out.width, reference.width), min(out.height, reference.height)
@@ -124,6 +126,7 @@ def quality_check(root: Path, urls: dict[str, dict[str, str]]) -> None:
                 f"  {case.key:<5} {name:<9} {out.width}x{out.height} {len(body):>7} B  "
                 f"PSNR {_psnr(got, ref):5.2f} dB  SSIM {_ssim(got, ref):.4f}"
             )
+        say(f"  {case.key:<5} byte-identical outputs: {'yes' if len(bodies) == 1 else 'no'}")
 
 
 def measure_rounds(
