@@ -4,6 +4,7 @@ SIGTERM that drains. Real CLI processes, a real redis-server, a slow loopback wh
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -43,6 +44,8 @@ class Served:
             if self.process.poll() is None:
                 self.process.kill()
                 self.process.wait()
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.process.pid, signal.SIGKILL)  # no worker outlives its test
 
     def json_lines(self) -> list[dict[str, object]]:
         lines = self.log.read_text().splitlines()
@@ -70,6 +73,7 @@ def serve(free_port: Callable[[], int], tmp_path: Path) -> Iterator[Serve]:
                 env=clean,
                 stdout=subprocess.DEVNULL,
                 stderr=sink,
+                start_new_session=True,  # its workers can be reaped as a group afterwards
             )
         served = Served(process, port, log)
         started.append(served)
