@@ -193,6 +193,7 @@ OPENAPI: Final[dict[str, Any]] = {
                                 UPLOAD_FIELD: {
                                     "type": "array",
                                     "items": {"type": "string", "format": "binary"},
+                                    "minItems": 1,
                                 },
                                 "quality": {"type": "integer", "minimum": 0, "maximum": 100},
                                 "lossless": {"type": "integer", "enum": [0, 1]},

@@ -43,13 +43,24 @@ ROTATIONS: Final[Mapping[str, int]] = {
     str(angle): angle for angle in (-270, -180, -90, 0, 90, 180, 270)
 }
 MAX_SIDE: Final = 50_000
+#: Longest value of a pattern parameter.
+MAX_STR: Final = 64
 #: Strength used for ``sharpen=true``.
 DEFAULT_SHARPEN: Final = 50
 
-CROP_PATTERN = re.compile(r"([0-9]{1,5}),([0-9]{1,5})(?:,([0-9]{1,9}),([0-9]{1,9}))?")
-_NUM = r"[0-9]{1,9}(?:\.[0-9]{1,9})?"
-RATIO_PATTERN = re.compile(rf"({_NUM}):({_NUM})")
-FOCUS_PATTERN = re.compile(rf"([0-9]{{1,5}}),([0-9]{{1,5}}),({_NUM}),({_NUM})")
+# The patterns state every range the parser enforces, so a value the schema allows is accepted.
+#: A box side, 1..MAX_SIDE, without leading zeros.
+SIDE = r"(?:[1-9][0-9]{0,3}|[1-4][0-9]{4}|50000)"
+_COORD = r"[0-9]{1,9}"
+#: A positive number (a ratio of two of them is always a usable crop).
+_POSITIVE = r"(?:[1-9][0-9]{0,8}(?:\.[0-9]{1,9})?|0\.0{0,8}[1-9][0-9]{0,8})"
+#: A relative focus coordinate, 0.0..1.0.
+_UNIT = r"(?:0(?:\.[0-9]{1,9})?|1(?:\.0{1,9})?)"
+CROP_PATTERN = re.compile(rf"({SIDE}),({SIDE})(?:,({_COORD}),({_COORD}))?")
+RATIO_PATTERN = re.compile(rf"({_POSITIVE}):({_POSITIVE})")
+FOCUS_PATTERN = re.compile(
+    rf"({SIDE}),({SIDE}),(?:({_COORD}),({_COORD})|({_UNIT}),({_UNIT}))"
+)
 TINT_PATTERN = re.compile(r"[0-9a-fA-F]{6}")
 
 
@@ -67,6 +78,7 @@ class Param:
     default: Any = None
     pattern: str | None = None
     expected: str = ""
+    max_len: int = MAX_STR
     image: bool = True  # False: only meaningful for CSS/JS
 
     def read(self, query: Mapping[str, str]) -> Any:
@@ -86,7 +98,7 @@ class Param:
             return _read_strength(query, self.name, self.high)
         assert self.pattern is not None
         return read_str(
-            query, self.name, min_len=1, max_len=64, pattern=re.compile(self.pattern),
+            query, self.name, min_len=1, max_len=self.max_len, pattern=re.compile(self.pattern),
             expected=self.expected,
         )  # fmt: skip
 
@@ -107,7 +119,12 @@ class Param:
                     {"type": "integer", "minimum": self.low, "maximum": self.high},
                 ]
             }
-        return {"type": "string", "pattern": f"^(?:{self.pattern})$"}
+        return {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": self.max_len,
+            "pattern": f"^(?:{self.pattern})$",
+        }
 
 
 def _int(name: str, low: int, high: int, doc: str, **kw: Any) -> Param:
@@ -133,6 +150,7 @@ FILE_PARAM: Final = Param(
     "Path of the file relative to the document root (API form only).",
     pattern=r"[\s\S]+",
     expected="a relative path",
+    max_len=64 * 1024,
 )
 
 #: The optimizer's parameters, in the order of spec §4.1 (``file`` is read by the route).
@@ -151,14 +169,14 @@ PARAMS: Final[tuple[Param, ...]] = (
         "str",
         "`w,h` (placed by crop_gravity) or `w,h,x,y` (at coordinates).",
         pattern=CROP_PATTERN.pattern,
-        expected="w,h or w,h,x,y (non-negative integers)",
+        expected=f"w,h or w,h,x,y (w,h 1..{MAX_SIDE}, x,y non-negative integers)",
     ),
     Param(
         "aspect_ratio",
         "str",
         "Centre crop to `<number>:<number>`; `auto` = no crop.",
         pattern=rf"auto|{RATIO_PATTERN.pattern}",
-        expected="auto or <number>:<number>",
+        expected="auto or <positive number>:<positive number>",
     ),
     Param(
         "crop_gravity",
@@ -172,7 +190,7 @@ PARAMS: Final[tuple[Param, ...]] = (
         "str",
         "`w,h,x,y`: a w x h box centred on the focus point x,y (pixels or 0.0..1.0).",
         pattern=FOCUS_PATTERN.pattern,
-        expected="w,h,x,y (x,y in pixels or 0.0..1.0)",
+        expected=f"w,h,x,y (w,h 1..{MAX_SIDE}; x,y in pixels or both 0.0..1.0)",
     ),
     Param("flip", "bool", "Vertical flip."),
     Param("flop", "bool", "Horizontal flip."),

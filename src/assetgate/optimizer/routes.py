@@ -109,7 +109,9 @@ async def optimize_file(request: Request) -> Response:
     if "file" not in request.query_params:
         raise AppError(400, f"file: required parameter is missing; {PAGES_HINT}", param="file")
     # Long or odd paths are the path gate's business (404 like any missing file), not a 400.
-    name = read_str(request.query_params, "file", min_len=1, max_len=64 * 1024, required=True)
+    name = read_str(
+        request.query_params, "file", min_len=1, max_len=FILE_PARAM.max_len, required=True
+    )
     assert name is not None
     return await _serve(request, name, static_when_plain=False)
 

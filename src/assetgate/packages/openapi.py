@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from assetgate.packages.query import LIMIT_DEFAULT, LIMIT_MAX, LIMIT_MIN, Q_MAX_CHARS, Q_MIN_CHARS
+from assetgate.packages.query import (
+    LIMIT_DEFAULT,
+    LIMIT_MAX,
+    LIMIT_MIN,
+    Q_MAX_CHARS,
+    Q_MIN_CHARS,
+    Q_PATTERN,
+)
 
 _ERROR: Final = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
 
@@ -49,6 +56,7 @@ _PINNED = {
     "404": _error("No such package, version or file."),
     "413": _error("The package exceeds a size limit."),
     "502": _error("The upstream failed or the integrity check failed."),
+    "504": _error("The upstream download timed out."),
 }
 
 OPENAPI: Final[dict[str, Any]] = {
@@ -75,6 +83,7 @@ OPENAPI: Final[dict[str, Any]] = {
                         "type": "string",
                         "minLength": Q_MIN_CHARS,
                         "maxLength": Q_MAX_CHARS,
+                        "pattern": Q_PATTERN,
                     },
                 },
                 {

@@ -15,6 +15,8 @@ from assetgate.web.params import read_int
 
 Q_MIN_CHARS: Final = 2
 Q_MAX_CHARS: Final = 80
+#: The schema's form of "2+ characters after trimming": two non-space characters, anything between.
+Q_PATTERN: Final = r"^\s*\S[\s\S]*\S\s*$"
 LIMIT_MIN: Final = 1
 LIMIT_MAX: Final = 20
 LIMIT_DEFAULT: Final = 12

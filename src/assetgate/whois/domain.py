@@ -36,6 +36,18 @@ _BAD_CATEGORIES: Final = frozenset({"Cc", "Co", "Cs", "Zs", "Zl", "Zp"})
 _LDH_LABEL: Final = r"(?![a-z0-9-]{2}--)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
 _LDH_NAME: Final = re.compile(rf"{_LDH_LABEL}(?:\.{_LDH_LABEL})*")
 
+# The documented shape (OpenAPI): LDH names of two or more labels under an alphabetic TLD, the
+# hyphen rule spelled without a lookahead so generators honour it. Every such name is accepted;
+# Unicode and A-label names are accepted as well, beyond what a pattern can say.
+_ALNUM: Final = "[A-Za-z0-9]"
+_LDH: Final = "[A-Za-z0-9-]"
+_SCHEMA_LABEL: Final = (
+    f"{_ALNUM}(?:{_LDH}?{_ALNUM})?"  # 1-3 characters
+    f"|{_ALNUM}{_LDH}{_LDH}{_ALNUM}"  # 4 characters: the 4th is no hyphen
+    f"|{_ALNUM}{_LDH}(?:{_ALNUM}{_LDH}|-{_ALNUM}){_LDH}{{0,58}}{_ALNUM}"  # no "--" at 3-4
+)
+SCHEMA_PATTERN: Final = rf"^(?:(?:{_SCHEMA_LABEL})\.)+[A-Za-z]{{2,63}}\.?$"
+
 
 @dataclass(frozen=True, slots=True)
 class Domain:

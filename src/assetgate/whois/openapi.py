@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from assetgate.whois import domain
+
 _ERROR: Final = {"$ref": "#/components/schemas/Error"}
 _NULLABLE_STR: Final = {"type": ["string", "null"]}
 _DATE: Final = {"type": ["string", "null"], "format": "date-time"}
@@ -76,7 +78,12 @@ _DOMAIN_PARAM: Final = {
     "in": "query",
     "required": True,
     "description": "Domain name, Unicode or A-label; subdomains are cut to the registrable name.",
-    "schema": {"type": "string", "minLength": 1, "maxLength": 1024},
+    "schema": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": domain.MAX_NAME_OCTETS,
+        "pattern": domain.SCHEMA_PATTERN,
+    },
 }
 
 

@@ -1,0 +1,104 @@
+"""Schema = server: schemathesis over every operation of ``/openapi.json``, on a real uvicorn.
+
+Positive data (valid by the schema) must never be refused as a client mistake, negative data
+must never be a 5xx, and every answer must match the documented statuses, media types and
+shapes. Bounded in examples per operation (examples and fuzzing phases, derandomized: the same
+cases every run), and every request in time, so it stays well under a minute on 2 cores. Upstreams
+(package catalogs, whois servers) point at a closed loopback port; the 5xx answers the spec gives
+for that (and for an upload that is no image) are excused for their operations only, recognised by
+status and message (``SPEC_5XX``); every other 5xx fails.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import schemathesis
+import uvicorn
+from hypothesis import HealthCheck, settings
+from schemathesis import GenerationMode
+from schemathesis.checks import not_a_server_error
+
+from assetgate.app import PARTS, create_app
+from assetgate.settings import Settings
+from assetgate.web.openapi import make_document
+from tests.imaging import factory as make
+
+EXAMPLES = 6
+#: The 5xx answers the spec gives for what is not the server's own failure, per operation path:
+#: upstreams on a closed port here (packages: 502/504; whois: 500 "whois lookup failed", spec
+#: §7.3) and an upload that is no convertible image (convert: 500 naming the file, spec §7.2).
+SPEC_5XX: tuple[tuple[str, frozenset[int], str], ...] = (
+    ("/npm/", frozenset({502, 504}), ""),
+    ("/api/whois", frozenset({500}), "whois lookup failed: "),
+    ("/api/convert", frozenset({500}), "images: '"),
+)
+
+
+def spec_5xx(case: Any, response: Any) -> bool:
+    """True when a 5xx is the spec'd answer of this operation, not a crash."""
+    for prefix, statuses, message in SPEC_5XX:
+        if case.operation.path.startswith(prefix) and response.status_code in statuses:
+            return str(response.json().get("error", "")).startswith(message)
+    return False
+
+
+@pytest.fixture(scope="module")
+def live_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    base = tmp_path_factory.mktemp("fuzz")
+    root = base / "root"
+    root.mkdir()
+    (root / "a.jpg").write_bytes(make.jpeg(64, 48))
+    (root / "a.css").write_bytes(b"body {  color: red; }\n")
+    app_settings = Settings(
+        root=root,
+        store=base / "store",
+        npm_registry="http://127.0.0.1:9/",
+        library_api="http://127.0.0.1:9",
+        library_files="http://127.0.0.1:9/libs",
+        rate_limit="100000/1 second",
+        upstream_timeout_s=1,
+        whois_timeout_s=1,
+    )
+    config = uvicorn.Config(
+        create_app(app_settings), host="127.0.0.1", port=0, log_level="warning", lifespan="on"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+# The document the app serves at /openapi.json (built from the same parts' tables).
+schema = schemathesis.openapi.from_dict(make_document(part.openapi for part in PARTS))
+schema.config.phases.update(phases=["examples", "fuzzing"])
+schema.config.generation.update(
+    modes=[GenerationMode.POSITIVE, GenerationMode.NEGATIVE],
+    max_examples=EXAMPLES,
+    deterministic=True,
+    database="none",
+)
+
+
+@schema.parametrize()
+@settings(deadline=None, suppress_health_check=list(HealthCheck), max_examples=EXAMPLES)
+def test_schema_and_server_agree(case: Any, live_url: str) -> None:
+    response = case.call(base_url=live_url, timeout=10)
+    if spec_5xx(case, response):
+        case.validate_response(response, excluded_checks=[not_a_server_error])
+    else:
+        case.validate_response(response)
