@@ -11,10 +11,10 @@ status and message (``SPEC_5XX``); every other 5xx fails.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,6 +30,8 @@ from assetgate.web.openapi import make_document
 from tests.imaging import factory as make
 
 EXAMPLES = 6
+#: A loopback port nothing listens on (discard): every upstream is down, answered at once.
+CLOSED = "127.0.0.1:9"
 #: The 5xx answers the spec gives for what is not the server's own failure, per operation path:
 #: upstreams on a closed port here (packages: 502/504; whois: 500 "whois lookup failed", spec
 #: §7.3) and an upload that is no convertible image (convert: 500 naming the file, spec §7.2).
@@ -55,12 +57,19 @@ def live_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     root.mkdir()
     (root / "a.jpg").write_bytes(make.jpeg(64, 48))
     (root / "a.css").write_bytes(b"body {  color: red; }\n")
+    # Every whois server and RDAP base is a closed loopback port: no name is ever resolved.
+    servers = base / "whois-servers.json"
+    servers.write_text(json.dumps({"*": CLOSED}))
+    bootstrap = base / "rdap.json"
+    bootstrap.write_text(json.dumps({"version": "1.0", "services": []}))
     app_settings = Settings(
         root=root,
         store=base / "store",
-        npm_registry="http://127.0.0.1:9/",
-        library_api="http://127.0.0.1:9",
-        library_files="http://127.0.0.1:9/libs",
+        npm_registry=f"http://{CLOSED}/",
+        library_api=f"http://{CLOSED}",
+        library_files=f"http://{CLOSED}/libs",
+        whois_servers=servers,
+        rdap_bootstrap=bootstrap,
         rate_limit="100000/1 second",
         upstream_timeout_s=1,
         whois_timeout_s=1,

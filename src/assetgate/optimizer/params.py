@@ -58,9 +58,7 @@ _POSITIVE = r"(?:[1-9][0-9]{0,8}(?:\.[0-9]{1,9})?|0\.0{0,8}[1-9][0-9]{0,8})"
 _UNIT = r"(?:0(?:\.[0-9]{1,9})?|1(?:\.0{1,9})?)"
 CROP_PATTERN = re.compile(rf"({SIDE}),({SIDE})(?:,({_COORD}),({_COORD}))?")
 RATIO_PATTERN = re.compile(rf"({_POSITIVE}):({_POSITIVE})")
-FOCUS_PATTERN = re.compile(
-    rf"({SIDE}),({SIDE}),(?:({_COORD}),({_COORD})|({_UNIT}),({_UNIT}))"
-)
+FOCUS_PATTERN = re.compile(rf"({SIDE}),({SIDE}),(?:({_COORD}),({_COORD})|({_UNIT}),({_UNIT}))")
 TINT_PATTERN = re.compile(r"[0-9a-fA-F]{6}")
 
 
