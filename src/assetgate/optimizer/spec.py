@@ -161,7 +161,8 @@ def _parse_ratio(raw: str | None) -> float | None:
         return None
     match = RATIO_PATTERN.fullmatch(raw)
     assert match is not None  # two positive numbers: any ratio of them is a usable crop
-    return float(f"{float(match[1]) / float(match[2]):.9g}")
+    ratio = float(match[1]) / float(match[2])
+    return round(ratio, 9) or ratio  # rounded for stable cache keys, never down to 0
 
 
 def _parse_focus(raw: str | None) -> FocusCrop | None:
