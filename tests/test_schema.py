@@ -12,21 +12,19 @@ status and message (``SPEC_5XX``); every other 5xx fails.
 from __future__ import annotations
 
 import json
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import schemathesis
-import uvicorn
 from hypothesis import HealthCheck, settings
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 
-from assetgate.app import PARTS, create_app
+from assetgate.app import PARTS
 from assetgate.settings import Settings
 from assetgate.web.openapi import make_document
+from tests.conftest import live_server
 from tests.imaging import factory as make
 
 EXAMPLES = 6
@@ -74,22 +72,8 @@ def live_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         upstream_timeout_s=1,
         whois_timeout_s=1,
     )
-    config = uvicorn.Config(
-        create_app(app_settings), host="127.0.0.1", port=0, log_level="warning", lifespan="on"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with live_server(app_settings) as url:
+        yield url
 
 
 # The document the app serves at /openapi.json (built from the same parts' tables).
