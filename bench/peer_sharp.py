@@ -199,8 +199,9 @@ def measure_rss(root: Path, wrk: str, duration_s: int) -> None:
                 f"peak RSS {run.peak_rss_bytes / 2**20:6.1f} MiB"
             )
     change = peaks["cache on"] / peaks["cache off"] - 1
-    verdict = "met" if abs(change) <= RSS_TOLERANCE else "MISSED"
-    say(f"RSS cache on vs off: {100 * change:+.1f} % (target within 10 %: {verdict})")
+    # The target bounds growth: a cache that keeps memory lower (hits instead of renders) meets it.
+    verdict = "met" if change <= RSS_TOLERANCE else "MISSED"
+    say(f"RSS cache on vs off: {100 * change:+.1f} % (target at most +10 %: {verdict})")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
