@@ -20,7 +20,7 @@ import httpx
 
 from assetgate.errors import AppError
 from assetgate.packages.address import EXACT_LIBRARY_VERSION, LIBRARY_NAME, is_package_name
-from assetgate.packages.merge import Hit
+from assetgate.packages.merge import Hit, Kind
 from assetgate.packages.versions import Dist, Packument
 
 PACKUMENT_MAX_BYTES: Final = 64 * 1024 * 1024
@@ -149,11 +149,22 @@ def tarball_url(registry: str, name: str, version: str, dist_tarball: str) -> st
     return f"{registry}{quote(name, safe='@/')}/-/{quote(basename)}-{quote(version)}.tgz"
 
 
+_Found = tuple[str, str, object, str]  # name, version, description as sent, URL
+
+
+def _ranked(kind: Kind, found: list[_Found]) -> list[Hit]:
+    """Hits in the catalog's own order (rank 0 first); a missing description is empty."""
+    return [
+        Hit(name, version, _str(description) or "", kind, url, rank)
+        for rank, (name, version, description, url) in enumerate(found)
+    ]
+
+
 def make_npm_hits(doc: object) -> list[Hit]:
     """``/-/v1/search`` answer -> hits in the registry's order; malformed objects are skipped."""
     if not isinstance(doc, dict) or not isinstance(doc.get("objects"), list):
         raise AppError.upstream("registry search answered an unexpected document")
-    hits: list[Hit] = []
+    found: list[_Found] = []
     for item in doc["objects"]:
         package = item.get("package") if isinstance(item, dict) else None
         if not isinstance(package, dict):
@@ -161,17 +172,9 @@ def make_npm_hits(doc: object) -> list[Hit]:
         name, version = _str(package.get("name")), _str(package.get("version"))
         if not name or not version or not is_package_name(name):
             continue
-        hits.append(
-            Hit(
-                name=name,
-                version=version,
-                description=_str(package.get("description")) or "",
-                kind="package",
-                url=f"/npm/{name}@{quote(version, safe='')}/",
-                rank=len(hits),
-            )
-        )
-    return hits
+        url = f"/npm/{name}@{quote(version, safe='')}/"
+        found.append((name, version, package.get("description"), url))
+    return _ranked("package", found)
 
 
 async def search_npm(
@@ -213,7 +216,7 @@ def make_library_hits(doc: object) -> list[Hit]:
     (no version-pinned URL can be made for it)."""
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
         raise AppError.upstream("library catalog answered an unexpected document")
-    hits: list[Hit] = []
+    found: list[_Found] = []
     for item in doc["results"]:
         if not isinstance(item, dict):
             continue
@@ -223,17 +226,9 @@ def make_library_hits(doc: object) -> list[Hit]:
             continue
         if not LIBRARY_NAME.fullmatch(name) or not EXACT_LIBRARY_VERSION.fullmatch(version):
             continue
-        hits.append(
-            Hit(
-                name=name,
-                version=version,
-                description=_str(item.get("description")) or "",
-                kind="library",
-                url=f"/npm/lib/{name}@{version}/{quote(filename.lstrip('/'), safe='/')}",
-                rank=len(hits),
-            )
-        )
-    return hits
+        url = f"/npm/lib/{name}@{version}/{quote(filename.lstrip('/'), safe='/')}"
+        found.append((name, version, item.get("description"), url))
+    return _ranked("library", found)
 
 
 def library_base(api: str) -> str:

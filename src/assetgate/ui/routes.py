@@ -1,9 +1,10 @@
-"""HTTP edge of the pages (``/ui/``): five static pages, their scripts, and the file listing.
+"""HTTP edge of the pages (``/ui/``): five pages, their scripts, and the file listing.
 
-The pages are plain files shipped as package data; everything they show comes from the browser
-calling the service's public HTTP interfaces (``/openapi.json``, the optimizer, ``/api/convert``,
-``/api/whois``), so a page can never show something an API client could not get. Everything under
-``/ui/`` belongs to this part: a miss is this part's 404, never the optimizer's catch-all.
+The pages are plain files shipped as package data (one shared head, see ``pages.py``); everything
+they show comes from the browser calling the service's public HTTP interfaces (``/openapi.json``,
+the optimizer, ``/api/convert``, ``/api/whois``), so a page can never show something an API client
+could not get. Everything under ``/ui/`` belongs to this part: a miss is this part's 404, never the
+optimizer's catch-all.
 """
 
 from __future__ import annotations
@@ -22,19 +23,14 @@ from assetgate.part import Part, part_state
 from assetgate.resources import Resources, resources
 from assetgate.ui.listing import list_files
 from assetgate.ui.openapi import OPENAPI
+from assetgate.ui.pages import PAGES, TEMPLATE, assemble
+from assetgate.web.caching import make_etag
 from assetgate.web.http import any_method
 from assetgate.web.params import read_int, read_str
 from assetgate.web.static import StaticFile, load_static, static_response
 
 NAME: Final = "ui"
 METHODS: Final = ("GET", "HEAD")
-PAGES: Final[Mapping[str, str]] = {
-    "": "index.html",
-    "optimizer": "optimizer.html",
-    "convert": "convert.html",
-    "whois": "whois.html",
-    "api": "api.html",
-}
 ASSETS: Final = (
     "ui.css", "common.js", "home.js", "optimizer.js", "convert.js", "whois.js", "api.js",
 )  # fmt: skip
@@ -50,13 +46,23 @@ LISTING_MAX: Final = 200
 
 @dataclass(frozen=True, slots=True)
 class UiState:
-    static: Mapping[str, StaticFile]
+    pages: Mapping[str, StaticFile]
+    assets: Mapping[str, StaticFile]
+
+
+def _load() -> UiState:
+    parts = load_static("assetgate.ui", (TEMPLATE, *(page.body for page in PAGES.values())))
+    template = parts[TEMPLATE].body.decode()
+    pages: dict[str, StaticFile] = {}
+    for path, page in PAGES.items():
+        html = assemble(template, path, page, parts[page.body].body.decode())
+        pages[path] = StaticFile(html, parts[page.body].media_type, make_etag(page.body, html))
+    return UiState(pages=pages, assets=load_static("assetgate.ui", ASSETS))
 
 
 @asynccontextmanager
 async def lifespan(res: Resources) -> AsyncIterator[UiState]:
-    names = (*PAGES.values(), *ASSETS)
-    yield UiState(static=await anyio.to_thread.run_sync(load_static, "assetgate.ui", names))
+    yield await anyio.to_thread.run_sync(_load)
 
 
 async def root(request: Request) -> Response:
@@ -70,7 +76,7 @@ async def dispatch(request: Request) -> Response:
         return await files(request)
     state: UiState = part_state(request, NAME)
     if rest in PAGES:
-        item = state.static.get(PAGES[rest])
+        item = state.pages.get(rest)
         headers = {
             "Cache-Control": PAGE_CACHE,
             "Content-Security-Policy": CSP,
@@ -78,7 +84,7 @@ async def dispatch(request: Request) -> Response:
         }
     else:
         name = rest.removeprefix("static/")
-        item = state.static.get(name) if rest.startswith("static/") and name in ASSETS else None
+        item = state.assets.get(name) if rest.startswith("static/") and name in ASSETS else None
         headers = {"Cache-Control": PAGE_CACHE}
     if item is None:
         raise AppError.not_found()
