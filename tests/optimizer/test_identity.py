@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,6 +15,7 @@ import pytest
 from assetgate.settings import Settings
 from tests.conftest import app_client
 from tests.imaging import factory as make
+from tests.serve_process import serve
 
 URLS = ("/photo.jpg", "/photo.jpg?w=50&format=png", "/site.css", "/site.css?min=1")
 ACCEPT = {"accept": "image/jpeg", "accept-encoding": "identity"}
@@ -54,46 +53,19 @@ async def test_two_app_instances_on_copies_answer_one_etag(
 
 @pytest.fixture
 def two_served(tmp_path: Path, free_port: Callable[[], int]) -> Iterator[tuple[str, str]]:
-    roots = two_roots(tmp_path)
-    processes: list[subprocess.Popen[bytes]] = []
-    bases: list[str] = []
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSETGATE_")}
-    env["ASSETGATE_STORE"] = str(tmp_path / "store")
-    try:
-        for root in roots:
-            port = free_port()
-            argv = [sys.executable, "-m", "assetgate", "serve", "--root", str(root)]
-            argv += ["--host", "127.0.0.1", "--port", str(port)]
-            processes.append(
-                subprocess.Popen(
-                    argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    with contextlib.ExitStack() as stack:
+        bases = [
+            stack.enter_context(
+                serve(
+                    free_port(),
+                    root,
+                    tmp_path / f"serve-{index}.log",
+                    result_cache_dir=str(tmp_path / f"results-{index}"),
                 )
             )
-            bases.append(f"http://127.0.0.1:{port}")
-        for process, base in zip(processes, bases, strict=True):
-            wait_healthy(process, base)
+            for index, root in enumerate(two_roots(tmp_path))
+        ]
         yield bases[0], bases[1]
-    finally:
-        for process in processes:
-            process.send_signal(signal.SIGINT)
-        for process in processes:
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
-def wait_healthy(process: subprocess.Popen[bytes], base: str) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert process.poll() is None, "assetgate serve exited"
-        try:
-            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            time.sleep(0.1)
-    raise AssertionError("assetgate serve did not come up")
 
 
 def test_two_serve_processes_on_copies_answer_one_etag(two_served: tuple[str, str]) -> None:
