@@ -12,7 +12,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Scope
 
 from assetgate.convert.routes import PART as CONVERT
 from assetgate.errors import AppError
@@ -24,6 +24,7 @@ from assetgate.resources import Resources, resources
 from assetgate.settings import Settings
 from assetgate.ui.routes import PART as UI
 from assetgate.web.health import Check, readiness, redis_ping, storage_check, writable_dir
+from assetgate.web.hotlane import HotLane, HotLaneApp
 from assetgate.web.metrics import CONTENT_TYPE, Metrics, exposition
 from assetgate.web.observe import Observe
 from assetgate.web.openapi import make_document
@@ -40,15 +41,23 @@ PARTS: tuple[Part, ...] = (PACKAGES, CONVERT, WHOIS, UI, OPTIMIZER)
 NO_STORE = {"Cache-Control": "no-store"}
 
 
+def lane_of(scope: Scope) -> HotLane | None:
+    state = scope.get("state")
+    res = state.get("resources") if isinstance(state, dict) else None
+    return res.lane if isinstance(res, Resources) else None
+
+
 class ObservedStarlette(Starlette):
-    """Starlette with ``Observe`` outside its error middleware, so a 500 is seen and tagged too."""
+    """Starlette with ``Observe`` outside its error middleware, so a 500 is seen and tagged too,
+    and the hot lane between them: a replayed answer is observed like any other."""
 
     def __init__(self, *, trusted: Sequence[Network], **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._trusted = tuple(trusted)
 
     def build_middleware_stack(self) -> ASGIApp:
-        return Observe(super().build_middleware_stack(), trusted=self._trusted)
+        lane = HotLaneApp(super().build_middleware_stack(), lane_of=lane_of)
+        return Observe(lane, trusted=self._trusted)
 
 
 def readiness_checks(res: Resources) -> dict[str, Check]:

@@ -19,6 +19,7 @@ from assetgate.minify import cache as minify_cache
 from assetgate.minify.render import Rendered
 from assetgate.settings import Settings
 from assetgate.web.files import Sources
+from assetgate.web.hotlane import HotLane
 from assetgate.web.metrics import Metrics
 from assetgate.web.ratelimit import RateLimiter
 from assetgate.web.workgate import WorkGate
@@ -38,6 +39,7 @@ class Resources:
     shared: SharedTier | None  # Redis (ASSETGATE_REDIS_URL): one tier, so "Redis down" logs once
     results: DiskTier | None  # the result cache's directory; None when turned off
     assets: Cache[Rendered]  # minified/gzipped CSS and JS, shared by the optimizer and packages
+    lane: HotLane  # repeat requests for unchanged files, answered before routing
 
     @classmethod
     def build(
@@ -45,6 +47,7 @@ class Resources:
     ) -> Resources:
         """``metrics`` when the HTTP client already counts into them (the app's lifespan)."""
         metrics = metrics or Metrics.build()
+        sources = Sources(body_budget_bytes=settings.file_memory_bytes)
         results = None
         if settings.result_cache_bytes > 0:
             results = DiskTier(settings.result_cache_dir, settings.result_cache_bytes)
@@ -63,7 +66,7 @@ class Resources:
             limiter=RateLimiter.from_settings(settings),
             metrics=metrics,
             decode_limits=DecodeLimits.from_settings(settings),
-            sources=Sources(body_budget_bytes=settings.file_memory_bytes),
+            sources=sources,
             shared=SharedTier(connect(settings.redis_url)) if settings.redis_url else None,
             results=results,
             assets=Cache(
@@ -72,6 +75,12 @@ class Resources:
                 memory_bytes=settings.asset_cache_bytes,
                 disk=results,
                 metrics=metrics,
+            ),
+            # A rate-limited optimizer spends budget on every request: no request skips the route.
+            lane=HotLane(
+                sources,
+                enabled="optimizer" not in settings.rate_limit_parts,
+                answered=metrics.hot_lane_answers,
             ),
         )
 

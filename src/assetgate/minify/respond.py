@@ -35,6 +35,7 @@ from assetgate.minify.sniff import SNIFF_BYTES, looks_binary
 from assetgate.minify.spec import MEDIA_TYPES, AssetSpec, kind_of, make_plan, parse_asset_spec
 from assetgate.web.caching import make_etag
 from assetgate.web.files import Source, Sources
+from assetgate.web.hotlane import BodyOf, Offer, file_body
 from assetgate.web.prepared import BlockResponse, Prepared
 from assetgate.web.savings import savings_headers
 from assetgate.web.sendfile import send_file
@@ -80,11 +81,13 @@ async def asset_response(
     max_bytes: int,
     extra_headers: Mapping[str, str] | None = None,
     spec: AssetSpec | None = None,
+    offer: Offer | None = None,
 ) -> Response:
     """Answer GET or HEAD for the CSS/JS file ``source`` (already resolved and safe).
 
     ``source_stat``: the path gate's stat of ``source`` when the caller has it (else one is taken);
-    ``spec``: the flags, when the caller has read them already.
+    ``spec``: the flags, when the caller has read them already; ``offer``: the hot lane's, when
+    the caller's answers may be replayed (``web.hotlane``).
     """
     kind = kind_of(source)
     if kind is None:
@@ -134,6 +137,8 @@ async def asset_response(
         return Prepared.build(etag, version.mtime, headers, ok)
 
     prepared = version.prepare(variant, validators)
+    if offer is not None:
+        offer(version, variant, file_body if plan.is_passthrough else _held(cache))
     if plan.is_passthrough:
         return send_file(request, source, info, version, prepared)
     if prepared.matches(request):
@@ -164,6 +169,14 @@ async def asset_response(
     headers["X-Asset-Cache"] = "hit" if hit_lower else "miss"
     body = b"" if request.method == "HEAD" else rendered.body
     return Response(body, headers=headers)
+
+
+def _held(cache: Cache[Rendered]) -> BodyOf:
+    def body(version: Source, prepared: Prepared) -> bytes | None:
+        held = cache.get(prepared.etag)
+        return None if held is None else held.body
+
+    return body
 
 
 def _result_headers(rendered: Rendered) -> dict[str, str]:

@@ -13,6 +13,7 @@ method is routed here so that anything but GET/HEAD/OPTIONS gets our 405 with ``
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -37,11 +38,13 @@ from assetgate.optimizer.presets import load_presets, transforms
 from assetgate.optimizer.queries import QueryReader, query_reader
 from assetgate.optimizer.render import Job, Outcome, prepare, render
 from assetgate.optimizer.spec import ImageSpec
+from assetgate.optimizer.static import VARIANT as STATIC_VARIANT
 from assetgate.optimizer.static import static_prepared
 from assetgate.part import Part, part_state
 from assetgate.resources import Resources, resources
 from assetgate.web.caching import make_etag
 from assetgate.web.files import Source, stat_key
+from assetgate.web.hotlane import file_body
 from assetgate.web.http import READ_METHODS, any_method, body_for
 from assetgate.web.params import read_str
 from assetgate.web.paths import locate
@@ -143,6 +146,7 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
             max_bytes=res.settings.asset_max_bytes,
             extra_headers=state.cors,
             spec=query.asset,
+            offer=functools.partial(res.lane.offer, request.scope, found),
         )
     spec = query.image
     if spec is None:
@@ -150,6 +154,7 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
         prepared = static_prepared(
             path, source, cache_control=res.settings.cache_control, cors=state.cors
         )
+        res.lane.offer(request.scope, found, source, STATIC_VARIANT, file_body)
         return send_file(request, path, info, source, prepared)
     if info.st_size > res.settings.max_source_bytes:
         raise AppError.too_large(
@@ -167,9 +172,10 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
         return Prepared.build(etag, source.mtime, headers)
 
     prepared = source.prepare(variant, validators)
+    cache = state.results
+    res.lane.offer(request.scope, found, source, variant, functools.partial(_held_body, cache))
     if prepared.matches(request):
         return BlockResponse(304, prepared.not_modified)
-    cache = state.results
     if cache is not None and prepared.ok is not None:  # the variant was rendered and kept here
         held = cache.get(prepared.etag)
         if held is not None and held.body is not None:
@@ -194,6 +200,12 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
         source.keep(variant, prepared.with_ok(_rendered_headers(info, outcome, "HIT")))
     headers = {**prepared.headers, **_rendered_headers(info, outcome, cache_state)}
     return Response(body_for(request, outcome.body), headers=headers)
+
+
+def _held_body(cache: Cache[Outcome] | None, source: Source, prepared: Prepared) -> bytes | None:
+    """A variant's rendering while this process holds it (the hot lane's replay of a hit)."""
+    held = None if cache is None else cache.get(prepared.etag)
+    return None if held is None else held.body
 
 
 def _check_signature(

@@ -99,6 +99,17 @@ class Sources:
     def __len__(self) -> int:
         return len(self._entries)
 
+    def holds(self, source: Source) -> bool:
+        """Whether ``source`` is the remembered version (not a racy or over-budget one)."""
+        return self._entries.get(source.key) is source
+
+    def peek(self, key: StatKey) -> Source | None:
+        """The remembered version ``key``, marked as recently used."""
+        source = self._entries.get(key)
+        if source is not None:
+            self._entries.move_to_end(key)
+        return source
+
     async def identify(self, path: str | Path, info: os.stat_result) -> Source:
         """The version of ``path`` that ``info`` (the request's one stat) describes.
 

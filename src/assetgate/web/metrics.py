@@ -42,6 +42,7 @@ class Metrics:
     cache_requests: Counter  # cache, result (hit | miss)
     cache_bytes: Gauge  # cache, tier: bytes held
     upstream_errors: Counter  # upstream
+    hot_lane_answers: Counter  # repeat requests answered before routing (web.hotlane)
 
     @classmethod
     def build(cls) -> Metrics:
@@ -96,6 +97,11 @@ class Metrics:
                 "assetgate_upstream_errors",
                 "Failed requests to an upstream (registry, catalog, whois server, RDAP).",
                 ["upstream"],
+                registry=registry,
+            ),
+            hot_lane_answers=Counter(
+                "assetgate_hot_lane_answers",
+                "Repeat requests answered before routing, from a route's prepared answer.",
                 registry=registry,
             ),
         )

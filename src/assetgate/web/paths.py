@@ -51,6 +51,7 @@ def clean_relative(untrusted: str, *, reserved: tuple[str, ...] = ()) -> str | N
 class Located:
     real: str  # real path, under the root (a str: building a Path costs more than the lstat)
     stat: os.stat_result  # of that regular file, taken by the gate
+    direct: bool = True  # no symlink on the way: ``real`` is the path the URL named
 
     @property
     def path(self) -> Path:
@@ -102,4 +103,4 @@ def _locate_linked(real_root: str, candidate: str) -> Located | None:
         info = os.stat(real)
     except OSError:
         return None
-    return Located(real, info) if stat.S_ISREG(info.st_mode) else None
+    return Located(real, info, direct=False) if stat.S_ISREG(info.st_mode) else None

@@ -1,0 +1,194 @@
+"""The hot lane: a repeat request answered before routing, from what its route worked out once.
+
+Most requests an optimizer sees are the same file again, unchanged. The route answers the first
+one the long way (parameters validated, signature checked, the path gate, the file's version,
+header blocks prepared) and leaves a ``Replay`` here: which file version and variant that request
+named. The next request with the same path, query string and deciding headers (``Accept``,
+``Accept-Encoding``) is answered in front of Starlette's router with one ``lstat``, a few dict
+lookups and a copy of the very header block the route would send: 304 when the validators match,
+else the 200 with bytes already held (a small file's content, a cached rendering).
+
+Anything the lane cannot answer exactly as the route would goes the long way: another method, a
+``Range``, a version that changed (the stat identity differs), bytes no longer held, a header
+block not built yet. It sits inside ``Observe``, so request ids, access lines and metrics are the
+same for both ways. Routes offer replays only when nothing else decides the answer: no rate limit
+on the part, no symlink on the path (a retargeted link must be re-checked by the gate).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Final
+
+from prometheus_client import Counter
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from assetgate.web.caching import is_not_modified
+from assetgate.web.files import Source, Sources, StatKey, stat_key
+from assetgate.web.paths import Located
+from assetgate.web.prepared import HeaderBlock, Prepared
+
+log = logging.getLogger(__name__)
+
+ENTRIES: Final = 4096
+READS: Final = frozenset({"GET", "HEAD"})
+# path, query string, Accept, Accept-Encoding: with the file's version, all a replay depends on.
+LaneKey = tuple[str, bytes, bytes | None, bytes | None]
+# The 200's bytes for a version's prepared answer, or None when they are no longer held here.
+BodyOf = Callable[[Source, Prepared], bytes | None]
+Answer = tuple[int, HeaderBlock, bytes]
+
+
+def file_body(source: Source, prepared: Prepared) -> bytes | None:
+    """A file answered as it is: its bytes when ``Sources`` keeps them in memory."""
+    return source.body
+
+
+Offer = Callable[[Source, Hashable, BodyOf], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    path: str  # the file, reached without a symlink: the gate's own lstat target
+    version: StatKey
+    variant: Hashable
+    body: BodyOf
+
+
+@dataclass(frozen=True, slots=True)
+class _Asked:
+    """What one request brings to the lane, read from its headers in one pass."""
+
+    key: LaneKey
+    if_none_match: bytes | None
+    if_modified_since: bytes | None
+    head: bool
+
+
+def _asked(scope: Scope) -> _Asked | None:
+    """None when the request is not one the lane answers (another method, a ``Range``)."""
+    method = scope["method"]
+    if method not in READS:
+        return None
+    accept = encoding = inm = ims = None
+    for name, value in scope["headers"]:
+        if name == b"accept":
+            accept = value if accept is None else accept
+        elif name == b"accept-encoding":
+            encoding = value if encoding is None else encoding
+        elif name == b"if-none-match":
+            inm = value if inm is None else inm
+        elif name == b"if-modified-since":
+            ims = value if ims is None else ims
+        elif name == b"range":
+            return None
+    key = (scope["path"], scope["query_string"], accept, encoding)
+    return _Asked(key, inm, ims, method == "HEAD")
+
+
+def _text(value: bytes | None) -> str | None:
+    return None if value is None else value.decode("latin-1")
+
+
+class HotLane:
+    """The replays of one app, a bounded LRU touched only from the event loop."""
+
+    def __init__(
+        self,
+        sources: Sources,
+        *,
+        enabled: bool = True,
+        entries: int = ENTRIES,
+        answered: Counter | None = None,
+    ) -> None:
+        self.sources = sources
+        self.enabled = enabled
+        self.entries = entries
+        self.answered = answered  # assetgate_hot_lane_answers
+        self._replays: OrderedDict[LaneKey, Replay] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._replays)
+
+    def offer(
+        self, scope: Scope, found: Located, source: Source, variant: Hashable, body: BodyOf
+    ) -> None:
+        """After the route answered ``scope`` from ``source``'s prepared ``variant``."""
+        if not self.enabled or not found.direct or not self.sources.holds(source):
+            return
+        asked = _asked(scope)
+        if asked is None:
+            return
+        self._replays[asked.key] = Replay(found.real, source.key, variant, body)
+        self._replays.move_to_end(asked.key)
+        while len(self._replays) > self.entries:
+            self._replays.popitem(last=False)
+
+    def answer(self, scope: Scope) -> Answer | None:
+        """The route's answer to ``scope`` when it can be replayed exactly, else None."""
+        found = self._replay(scope)
+        if found is not None and self.answered is not None:
+            self.answered.inc()
+        return found
+
+    def _replay(self, scope: Scope) -> Answer | None:
+        asked = _asked(scope)
+        if asked is None:
+            return None
+        replay = self._replays.get(asked.key)
+        if replay is None:
+            return None
+        try:
+            version = stat_key(os.lstat(replay.path))
+        except OSError:
+            version = None
+        source = self.sources.peek(replay.version) if version == replay.version else None
+        prepared = None if source is None else source.blocks.get(replay.variant)
+        if source is None or prepared is None:
+            del self._replays[asked.key]  # another version now, or forgotten: the long way
+            return None
+        if (asked.if_none_match is not None or asked.if_modified_since is not None) and (
+            is_not_modified(
+                _text(asked.if_none_match),
+                _text(asked.if_modified_since),
+                etag=prepared.etag,
+                last_modified=prepared.mtime,
+            )
+        ):
+            return 304, prepared.not_modified, b""
+        body = None if prepared.ok is None else replay.body(source, prepared)
+        if prepared.ok is None or body is None:
+            return None  # not rendered yet, or its bytes are no longer held: the long way
+        return 200, prepared.ok, b"" if asked.head else body
+
+
+class HotLaneApp:
+    """ASGI: the lane in front of the app; what it cannot answer goes to ``app`` unchanged."""
+
+    def __init__(self, app: ASGIApp, *, lane_of: Callable[[Scope], HotLane | None]) -> None:
+        self.app = app
+        self.lane_of = lane_of
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        answer = None
+        if scope["type"] == "http":
+            lane = self.lane_of(scope)
+            if lane is not None and len(lane):
+                answer = self._answer(lane, scope)
+        if answer is None:
+            await self.app(scope, receive, send)
+            return
+        status, block, body = answer
+        await send({"type": "http.response.start", "status": status, "headers": block})
+        await send({"type": "http.response.body", "body": body})
+
+    def _answer(self, lane: HotLane, scope: Scope) -> Answer | None:
+        try:
+            return lane.answer(scope)
+        except Exception:  # a defect here must cost the long way, never the answer
+            log.exception("hot lane failed; answering the long way")
+            return None
