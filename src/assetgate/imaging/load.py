@@ -12,8 +12,10 @@ API:
   frame's size as displayed, i.e. after EXIF ``orientation`` (1..8) is applied; ``pages`` is the
   frame count of an animation (1 otherwise); ``.pixels`` = width*height, ``.animated``.
 - ``probe(src, fmt, *, max_pixels, disabled=()) -> SourceInfo``: header only. Raises AppError 413
-  when one frame exceeds ``max_pixels``, 415 when the header cannot be read, 501 when the codec is
-  disabled (``disabled`` = ASSETGATE_DISABLED_CODECS names) or missing.
+  when one frame exceeds ``max_pixels`` (for HEIF/AVIF also when the primary item's coded size
+  claims more: ``imaging.heif_header``, checked before libheif reads the file), 415 when the
+  header cannot be read, 501 when the codec is disabled (``disabled`` =
+  ASSETGATE_DISABLED_CODECS names) or missing.
 - ``open_image(src, fmt, *, max_pixels, animated=False, disabled=(), max_frames=1000,
   size=None) -> pyvips.Image``: decoded lazily but strictly, EXIF-rotated, 8-bit sRGB (or 8-bit
   grey), 1..4 bands with alpha last. ``animated=True`` keeps every frame of a GIF/WebP/APNG as a
@@ -45,7 +47,7 @@ import pyvips
 
 from assetgate import stop
 from assetgate.errors import AppError
-from assetgate.imaging import integrity
+from assetgate.imaging import heif_header, integrity
 from assetgate.imaging.formats import (
     ANIMATED_FORMATS,
     ImageInput,
@@ -116,6 +118,14 @@ def probe(
     src: ImageInput, fmt: InputFormat, *, max_pixels: int, disabled: Collection[str] = ()
 ) -> SourceInfo:
     _check_codec(fmt, disabled)
+    if fmt in ("heif", "avif"):
+        # Before libheif, which refuses some hostile headers outright and reports the cropped
+        # size: the coded size a decoder allocates, whatever follows in the file.
+        claim = heif_header.primary_image_size(
+            heif_header.read_meta(src) if isinstance(src, Path | str) else src
+        )
+        if claim is not None and claim[0] * claim[1] > max_pixels:
+            raise _too_large(*claim, max_pixels)
     with decoding():
         info = probe_pillow(src, fmt) if fmt in PILLOW_FORMATS else _probe_vips(src, fmt)
     if info.pixels > max_pixels:
