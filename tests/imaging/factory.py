@@ -251,6 +251,38 @@ def bomb_tiff(side: int = BOMB_SIDE) -> bytes:
     return bytes(data)
 
 
+#: 14142 x 14142 = 200 MP, the issue's HEIC.
+HEIF_BOMB_SIDE = 14_142
+
+
+def claim_ispe(data: bytes, width: int, height: int) -> bytes:
+    """A HEIF/AVIF with every ``ispe`` property (before ``mdat``) rewritten to width x height;
+    a ``clap`` crop box is left as it is."""
+    out = bytearray(data)
+    end = out.find(b"mdat")
+    index = out.find(b"ispe", 0, end)
+    assert index > 0
+    while index > 0:
+        struct.pack_into(">II", out, index + 8, width, height)
+        index = out.find(b"ispe", index + 4, end)
+    return bytes(out)
+
+
+def bomb_heic(side: int = HEIF_BOMB_SIDE) -> bytes:
+    """A real 64x48 HEIC whose ``ispe`` claims side x side while its ``clap`` box still crops to
+    64x48: libvips reports 64x48, and only the decode would find out."""
+    data = heic(64, 48)
+    assert b"clap" in data
+    return claim_ispe(data, side, side)
+
+
+def bomb_avif(side: int = HEIF_BOMB_SIDE) -> bytes:
+    """A real AVIF whose ``ispe`` claims side x side, its ``mdat`` cut after 12 bytes: libheif
+    refuses to read the header at all."""
+    data = claim_ispe(avif(64, 48), side, side)
+    return data[: data.find(b"mdat") + 16]
+
+
 def truncated(data: bytes, keep: float = 0.5) -> bytes:
     return data[: max(16, int(len(data) * keep))]
 

@@ -196,6 +196,8 @@ def test_animation_limits_count_every_frame() -> None:
         (make.bomb_ppm, "pnm", "b.ppm"),
         (make.bomb_webp, "webp", "b.webp"),
         (make.bomb_tiff, "tiff", "b.tif"),
+        (make.bomb_heic, "heif", "b.heic"),
+        (make.bomb_avif, "avif", "b.avif"),
     ],
 )
 def test_header_bombs_are_413_before_decoding(

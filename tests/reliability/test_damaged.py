@@ -50,12 +50,26 @@ BOMBS: dict[str, Callable[[], bytes]] = {
     "bomb.ppm": make.bomb_ppm,
     "bomb.webp": make.bomb_webp,
     "bomb.tiff": make.bomb_tiff,
+    "bomb.heic": make.bomb_heic,
+    "bomb.avif": make.bomb_avif,
+}
+#: HEIF/AVIF claims over the limit that libheif hides (crop box) or refuses to read.
+HEIF_BOMBS: dict[str, Callable[[], bytes]] = {
+    "bomb.heic": make.bomb_heic,
+    "bomb.avif": make.bomb_avif,
+    "bomb2g.heic": lambda: make.claim_ispe(make.heic(), 2**31, 2**31),
+    "bombwide.avif": lambda: make.claim_ispe(make.avif(), 0xFFFFFFFF, 1),
+}
+SMALL_HEIF: dict[str, Callable[[], bytes]] = {
+    "small.heic": lambda: make.heic(64, 48),
+    "small.avif": lambda: make.avif(64, 48),
 }
 
 
 @pytest.fixture(scope="module")
 def corpus() -> dict[str, bytes]:
-    return {name: build() for name, build in {**DAMAGED, **HARMLESS, **POLYGLOTS, **BOMBS}.items()}
+    builders = {**DAMAGED, **HARMLESS, **POLYGLOTS, **BOMBS, **HEIF_BOMBS, **SMALL_HEIF}
+    return {name: build() for name, build in builders.items()}
 
 
 @pytest.fixture
@@ -140,6 +154,39 @@ async def test_a_header_over_the_limits_is_413_in_both_interfaces(
     _error(await client.get(f"/{name}?format=png"), 413)
     response = await client.post("/api/convert", files={"images": (name, corpus[name])})
     assert name in _error(response, 413)
+
+
+@pytest.mark.parametrize("name", sorted(HEIF_BOMBS))
+async def test_a_heif_claiming_more_than_the_limit_is_413_whatever_follows(
+    client: httpx.AsyncClient, corpus: dict[str, bytes], name: str
+) -> None:
+    # ``/?file=`` without other parameters goes through the optimizer (a plain public URL is a
+    # static file).
+    for url in (f"/{name}?width=100", f"/{name}?format=png", f"/?file={name}"):
+        message = _error(await client.get(url), 413)
+        assert "over the input limit of 50 MP" in message, message
+    response = await client.post("/api/convert", files={"images": (name, corpus[name])})
+    message = _error(response, 413)
+    assert name in message
+    assert "over the input limit of 50 MP" in message, message
+
+
+@pytest.mark.parametrize("name", sorted(SMALL_HEIF))
+async def test_a_small_heic_and_avif_still_render_in_both_interfaces(
+    client: httpx.AsyncClient, corpus: dict[str, bytes], name: str
+) -> None:
+    rendered = await client.get(f"/{name}?width=32&format=png")
+    assert rendered.status_code == 200, rendered.text
+    assert rendered.content.startswith(b"\x89PNG")
+    image = make.decode(rendered.content)
+    assert (image.width, image.height) == (32, 24)
+    red = make.pixel(rendered.content, 4, 4)[:3]
+    assert all(abs(a - e) <= 40 for a, e in zip(red, make.RED, strict=True)), red
+    converted = await client.post("/api/convert", files={"images": (name, corpus[name])})
+    assert converted.status_code == 200, converted.text
+    assert converted.content[8:12] == b"WEBP"
+    webp = make.decode(converted.content)
+    assert (webp.width, webp.height) == (64, 48)
 
 
 @pytest.mark.parametrize(
