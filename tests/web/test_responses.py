@@ -47,6 +47,7 @@ async def test_app_error_becomes_the_error_object(web: httpx.AsyncClient) -> Non
     response = await web.get("/bad")
     assert response.status_code == 400
     assert response.headers["content-type"] == "application/json"
+    assert response.headers["x-content-type-options"] == "nosniff"  # it echoes the input
     assert response.json() == {"error": "width: expected an integer 1..50000, got '0'", "code": 400}
 
 
@@ -55,6 +56,7 @@ async def test_head_error_has_headers_but_no_body(web: httpx.AsyncClient) -> Non
     assert response.status_code == 400
     assert response.content == b""
     assert int(response.headers["content-length"]) > 0
+    assert response.headers["x-content-type-options"] == "nosniff"
 
 
 async def test_unexpected_error_is_500_with_logged_error_id_and_no_leak(

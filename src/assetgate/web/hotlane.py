@@ -120,6 +120,8 @@ class HotLane:
         """After the route answered ``scope`` from ``source``'s prepared ``variant``."""
         if not self.enabled or not found.direct or not self.sources.holds(source):
             return
+        if body is file_body and source.body is None:
+            return  # a file read from disk on every request: nothing to replay
         asked = _asked(scope)
         if asked is None:
             return

@@ -26,7 +26,8 @@ def error_body(exc: AppError) -> dict[str, object]:
 
 
 def error_response(exc: AppError, *, head: bool = False) -> Response:
-    headers = dict(exc.headers)
+    # An error names what it was given (a parameter, a file name): never let it be sniffed as HTML.
+    headers = {**exc.headers, "X-Content-Type-Options": "nosniff"}
     if head:
         response = JSONResponse(error_body(exc), status_code=exc.status, headers=headers)
         return Response(
