@@ -154,3 +154,13 @@ def test_nginx_sets_the_request_id_and_a_client_cannot(edge: Edge) -> None:
     assert all(len(rid) == 32 and int(rid, 16) >= 0 for rid in ids)
     assert "forged-by-the-client" not in ids
     assert ids[0] != ids[1]
+
+
+def test_metrics_are_not_public_through_the_edge(edge: Edge) -> None:
+    outside = get(edge, "/metrics")
+    inside = httpx.get(f"{edge.backends[0]}/metrics", timeout=30)
+    assert outside.status_code == 404
+    assert outside.json() == {"error": "not found", "code": 404}
+    assert "assetgate_" not in outside.text
+    assert inside.status_code == 200
+    assert "assetgate_requests_total" in inside.text
