@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,7 @@ import uvicorn
 
 from assetgate.app import create_app
 from assetgate.settings import Settings
+from tests.serve_process import Start, pick_port, serve
 
 REQUIRE_ALL = os.environ.get("ASSETGATE_REQUIRE_ALL") == "1"
 
@@ -117,15 +116,8 @@ def _with_state(app: Any, state: dict[str, Any]) -> Any:
 
 
 @pytest.fixture
-def free_port() -> Iterator[Callable[[], int]]:
-    import socket
-
-    def pick() -> int:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            return int(s.getsockname()[1])
-
-    return pick
+def free_port() -> Callable[[], int]:
+    return pick_port
 
 
 # --- a real redis-server ----------------------------------------------------------------------
@@ -195,75 +187,12 @@ def redis_server(free_port: Callable[[], int], tmp_path: Path) -> Iterator[Redis
 # --- the real command line ----------------------------------------------------------------------
 
 
-class ServeProcess:
-    """``assetgate serve`` in a child process on a loopback port, configured only by ``env``."""
-
-    def __init__(self, port: int, env: dict[str, str]) -> None:
-        self.port = port
-        self.base = f"http://127.0.0.1:{port}"
-        clean = {k: v for k, v in os.environ.items() if not k.startswith("ASSETGATE_")}
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "assetgate",
-                "serve",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-            ],
-            env={**clean, **env},
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        deadline = time.monotonic() + 30
-        while True:
-            if self.process.poll() is not None:
-                stderr = self.process.stderr.read().decode() if self.process.stderr else ""
-                raise RuntimeError(f"assetgate serve exited: {stderr}")
-            try:
-                if httpx.get(f"{self.base}/healthz", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError("assetgate serve did not come up")
-            time.sleep(0.1)
-
-    def stop(self) -> None:
-        self.process.send_signal(signal.SIGINT)
-        try:
-            self.process.wait(timeout=20)
-        finally:
-            if self.process.poll() is None:
-                self.process.kill()
-                self.process.wait()
-            if self.process.stderr:
-                self.process.stderr.close()
-
-
 @pytest.fixture
-def serve_cli(
-    free_port: Callable[[], int], tmp_path: Path
-) -> Iterator[Callable[[dict[str, str]], ServeProcess]]:
-    """Start ``assetgate serve`` processes (caches under ``tmp_path`` unless ``env`` says where);
-    every one still running is stopped afterwards."""
-    started: list[ServeProcess] = []
-    private = {
-        "ASSETGATE_STORE": str(tmp_path / "store"),
-        "ASSETGATE_RESULT_CACHE_DIR": str(tmp_path / "results"),
-    }
-
-    def start(env: dict[str, str]) -> ServeProcess:
-        started.append(ServeProcess(free_port(), {**private, **env}))
-        return started[-1]
-
-    yield start
-    for server in started:
-        if server.process.poll() is None:
-            server.stop()
+def serve_cli(tmp_path: Path) -> Iterator[Start]:
+    """``serve_cli(*args, **settings)`` starts ``assetgate serve`` (``tests.serve_process.start``,
+    files under ``tmp_path``); every one still running is stopped afterwards."""
+    with ExitStack() as stack:
+        yield lambda *args, **settings: stack.enter_context(serve(tmp_path, *args, **settings))
 
 
 CHROMIUM_ARGS = [

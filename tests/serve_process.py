@@ -1,17 +1,28 @@
-"""``assetgate serve`` as a real process on loopback (tests of the command line and the edges)."""
+"""``assetgate serve`` as a real process on loopback: the one way tests start, watch and stop it."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+
+COMMAND = (sys.executable, "-m", "assetgate")  # the venv's ``assetgate``, whatever PATH says
+# Upstreams nobody listens on: a served process never reaches past loopback.
+NO_UPSTREAMS = {
+    "npm_registry": "http://127.0.0.1:9/",
+    "library_api": "http://127.0.0.1:9",
+    "library_files": "http://127.0.0.1:9/libs",
+}
 
 
 def pick_port() -> int:
@@ -22,60 +33,121 @@ def pick_port() -> int:
 
 
 def clean_env(extra: Mapping[str, str]) -> dict[str, str]:
-    """The test's environment minus any ``ASSETGATE_*`` of the caller, plus ``extra``."""
+    """The test's environment minus the caller's ``ASSETGATE_*`` and metrics dir, plus ``extra``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASSETGATE_")}
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
     return {**env, **extra}
 
 
-@contextmanager
-def serve(port: int, root: Path, log: Path, **env: str) -> Iterator[str]:
-    """Start ``python -m assetgate serve`` on 127.0.0.1:``port``; yield its base URL; stop it."""
-    settings = {
-        "ASSETGATE_HOST": "127.0.0.1",
-        "ASSETGATE_PORT": str(port),
-        "ASSETGATE_ROOT": str(root),
-        "ASSETGATE_STORE": str(log.parent / f"store-{port}"),
-        "ASSETGATE_NPM_REGISTRY": "http://127.0.0.1:9/",
-        "ASSETGATE_LIBRARY_API": "http://127.0.0.1:9",
-        "ASSETGATE_LIBRARY_FILES": "http://127.0.0.1:9/libs",
-        "ASSETGATE_LOG_LEVEL": "warning",
-        **{f"ASSETGATE_{key.upper()}": value for key, value in env.items()},
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``assetgate *args`` to its end (bounded), with only ``env``'s settings; output captured."""
+    return subprocess.run(
+        [*COMMAND, *args],
+        env=clean_env(env or {}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@dataclass
+class Served:
+    """A running ``assetgate serve``: its address, its process (a session of its own) and log."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    log: Path
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def log_text(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def json_lines(self) -> list[dict[str, object]]:
+        return [json.loads(line) for line in self.log_text().splitlines() if line.startswith("{")]
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30) -> int:
+        """Signal it, wait ``timeout`` s, then kill; its exit code. No worker outlives it."""
+        try:
+            return stop(self.process, sig, timeout)
+        finally:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+
+
+Start = Callable[..., Served]  # the ``serve_cli`` fixture: (*args, **settings) -> Served
+
+
+def start(workdir: Path, *args: str, **settings: str) -> Served:
+    """``assetgate serve *args`` on 127.0.0.1:<free port>, once ``/healthz`` answers; not stopped.
+
+    ``settings`` become ``ASSETGATE_<NAME>`` variables (the test's own are dropped); the log
+    (stdout and stderr), package store and result cache are private files under ``workdir``."""
+    port = pick_port()
+    env = {
+        "store": str(workdir / f"store-{port}"),
+        "result_cache_dir": str(workdir / f"results-{port}"),
+        **NO_UPSTREAMS,
+        **settings,
     }
+    log = workdir / f"serve-{port}.log"
     with log.open("wb") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "assetgate", "serve"],
-            env=clean_env(settings),
+            [*COMMAND, "serve", "--host", "127.0.0.1", "--port", str(port), *args],
+            env=clean_env({f"ASSETGATE_{key.upper()}": value for key, value in env.items()}),
             stdout=out,
             stderr=subprocess.STDOUT,
+            start_new_session=True,  # its workers can be reaped as a group afterwards
         )
-    base = f"http://127.0.0.1:{port}"
+    served = Served(process, port, log)
     try:
-        wait_healthy(base, process, log)
-        yield base
+        wait_healthy(served.base, process, log)
+    except BaseException:
+        served.stop(signal.SIGKILL)
+        raise
+    return served
+
+
+@contextlib.contextmanager
+def serve(workdir: Path, *args: str, **settings: str) -> Iterator[Served]:
+    """``start``, then ``Served.stop`` on the way out."""
+    served = start(workdir, *args, **settings)
+    try:
+        yield served
     finally:
-        stop(process)
+        served.stop()
 
 
-def stop(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM, then SIGKILL if it has not exited within 15 s."""
-    process.terminate()
+def stop(process: subprocess.Popen[bytes], sig: int = signal.SIGTERM, timeout: float = 30) -> int:
+    """Send ``sig`` unless it has exited, wait ``timeout`` s, then SIGKILL; the exit code."""
+    if process.poll() is None:
+        process.send_signal(sig)
     try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+        return process.wait(timeout=timeout)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
 
 
-def wait_healthy(base: str, process: subprocess.Popen[bytes], log: Path) -> None:
+def wait_healthy(
+    base: str, process: subprocess.Popen[bytes], log: Path, timeout: float = 60
+) -> None:
     """Until ``base``/healthz answers 200; the process's log in the failure when it never does."""
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise AssertionError(f"{process.args[0]} exited: {log.read_text(errors='replace')}")
+            raise AssertionError(f"{process.args} exited: {log.read_text(errors='replace')}")
         try:
             if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
                 return
         except httpx.HTTPError:
             pass
         time.sleep(0.05)
-    raise AssertionError(f"{process.args[0]} did not answer: {log.read_text(errors='replace')}")
+    raise AssertionError(f"{process.args} did not answer: {log.read_text(errors='replace')}")

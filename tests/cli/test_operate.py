@@ -4,16 +4,11 @@ SIGTERM that drains. Real CLI processes, a real redis-server, a slow loopback wh
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import signal
 import socket
-import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -21,76 +16,11 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import RedisServer
+from tests.serve_process import Start, run_cli
 from tests.whois.conftest import thin
 from tests.whois.fakes import Reply, WhoisServer
 
-
-@dataclass
-class Served:
-    process: subprocess.Popen[bytes]
-    port: int
-    log: Path
-
-    @property
-    def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30) -> int:
-        if self.process.poll() is None:
-            self.process.send_signal(sig)
-        try:
-            return self.process.wait(timeout=timeout)
-        finally:
-            if self.process.poll() is None:
-                self.process.kill()
-                self.process.wait()
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.process.pid, signal.SIGKILL)  # no worker outlives its test
-
-    def json_lines(self) -> list[dict[str, object]]:
-        lines = self.log.read_text().splitlines()
-        return [json.loads(line) for line in lines if line.startswith("{")]
-
-
-Serve = Callable[..., Served]
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
-
-
-@pytest.fixture
-def serve(free_port: Callable[[], int], tmp_path: Path) -> Iterator[Serve]:
-    started: list[Served] = []
-
-    def start(*args: str, **env: str) -> Served:
-        port = free_port()
-        clean = {k: v for k, v in os.environ.items() if not k.startswith("ASSETGATE_")}
-        clean.pop("PROMETHEUS_MULTIPROC_DIR", None)
-        clean["ASSETGATE_STORE"] = str(tmp_path / "store")
-        clean.update({f"ASSETGATE_{key.upper()}": value for key, value in env.items()})
-        log = tmp_path / f"serve-{port}.log"
-        with log.open("wb") as sink:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "assetgate", "serve", "--port", str(port), *args],
-                env=clean,
-                stdout=subprocess.DEVNULL,
-                stderr=sink,
-                start_new_session=True,  # its workers can be reaped as a group afterwards
-            )
-        served = Served(process, port, log)
-        started.append(served)
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, log.read_text()
-            try:
-                if httpx.get(f"{served.base}/healthz", timeout=1).status_code == 200:
-                    return served
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "assetgate serve did not come up"
-            time.sleep(0.1)
-
-    yield start
-    for served in started:
-        served.stop(signal.SIGKILL if served.process.poll() is None else signal.SIGTERM)
 
 
 def fresh_post(base: str, path: str = "/api/convert") -> httpx.Response:
@@ -116,9 +46,9 @@ def requests_of(
 # --- the shared budget ------------------------------------------------------------------------
 
 
-def test_two_servers_spend_one_redis_budget(serve: Serve, redis_server: RedisServer) -> None:
-    first = serve(redis_url=redis_server.url, rate_limit="5/30 seconds")
-    second = serve(redis_url=redis_server.url, rate_limit="5/30 seconds")
+def test_two_servers_spend_one_redis_budget(serve_cli: Start, redis_server: RedisServer) -> None:
+    first = serve_cli(redis_url=redis_server.url, rate_limit="5/30 seconds")
+    second = serve_cli(redis_url=redis_server.url, rate_limit="5/30 seconds")
     answers = [fresh_post(server.base) for server in (first, second) * 4]
     assert [a.status_code for a in answers] == [400] * 5 + [429] * 3
     remaining = [a.headers["RateLimit"].split(";")[1] for a in answers[:5]]
@@ -126,14 +56,8 @@ def test_two_servers_spend_one_redis_budget(serve: Serve, redis_server: RedisSer
 
 
 def test_several_workers_without_redis_refuse_to_start(tmp_path: Path) -> None:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("ASSETGATE_")}
-    result = subprocess.run(
-        [sys.executable, "-m", "assetgate", "serve", "--workers", "2", "--port", "0"],
-        env={**clean, "ASSETGATE_STORE": str(tmp_path / "store")},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    store = {"ASSETGATE_STORE": str(tmp_path / "store")}
+    result = run_cli("serve", "--workers", "2", "--port", "0", env=store)
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
@@ -143,9 +67,9 @@ def test_several_workers_without_redis_refuse_to_start(tmp_path: Path) -> None:
 
 
 def test_two_workers_on_redis_never_let_more_than_the_budget_through(
-    serve: Serve, redis_server: RedisServer
+    serve_cli: Start, redis_server: RedisServer
 ) -> None:
-    server = serve("--workers", "2", redis_url=redis_server.url, rate_limit="10/30 seconds")
+    server = serve_cli("--workers", "2", redis_url=redis_server.url, rate_limit="10/30 seconds")
     answers = [fresh_post(server.base) for _ in range(40)]
     statuses = [a.status_code for a in answers]
     assert statuses.count(400) == 10
@@ -155,8 +79,8 @@ def test_two_workers_on_redis_never_let_more_than_the_budget_through(
 # --- metrics and logs across worker processes -------------------------------------------------
 
 
-def test_metrics_add_up_every_worker(serve: Serve) -> None:
-    server = serve("--workers", "2", rate_limit_parts="", render_workers="1")
+def test_metrics_add_up_every_worker(serve_cli: Start) -> None:
+    server = serve_cli("--workers", "2", rate_limit_parts="", render_workers="1")
     before = scrape(server.base)
     for _ in range(30):
         httpx.get(f"{server.base}/healthz", headers={"Connection": "close"}, timeout=10)
@@ -176,8 +100,8 @@ def test_metrics_add_up_every_worker(serve: Serve) -> None:
     assert server.stop() == 0
 
 
-def test_logs_are_json_lines_with_the_proxy_request_id(serve: Serve) -> None:
-    server = serve(trusted_proxies="127.0.0.1")
+def test_logs_are_json_lines_with_the_proxy_request_id(serve_cli: Start) -> None:
+    server = serve_cli(trusted_proxies="127.0.0.1")
     response = httpx.get(
         f"{server.base}/missing.png?w=10&s=c2lnbmF0dXJlLXZhbHVl",
         headers={"X-Request-Id": "edge-1234", "X-Forwarded-For": "198.51.100.9"},
@@ -201,8 +125,8 @@ def test_logs_are_json_lines_with_the_proxy_request_id(serve: Serve) -> None:
     assert any(line["logger"] == "uvicorn.error" for line in lines)  # uvicorn's own, same format
 
 
-def test_text_format_for_a_terminal(serve: Serve) -> None:
-    server = serve(log_format="text")
+def test_text_format_for_a_terminal(serve_cli: Start) -> None:
+    server = serve_cli(log_format="text")
     httpx.get(f"{server.base}/healthz", timeout=10)
     assert server.stop() == 0
     text = server.log.read_text()
@@ -224,7 +148,7 @@ def refused(port: int) -> bool:
 @pytest.mark.anyio
 @pytest.mark.parametrize("workers", ["1", "2"])
 async def test_sigterm_finishes_the_request_in_flight_and_exits_0(
-    serve: Serve, tmp_path: Path, workers: str
+    serve_cli: Start, tmp_path: Path, workers: str
 ) -> None:
     slow = Reply(thin("slow.com", None).encode(), delay_s=4.0)
     whois = await WhoisServer({"slow.com": slow, "domain slow.com": slow}).start()
@@ -232,7 +156,7 @@ async def test_sigterm_finishes_the_request_in_flight_and_exits_0(
     servers_file.write_text(json.dumps({"com": whois.address}))
     try:
         server = await asyncio.to_thread(
-            serve,
+            serve_cli,
             "--workers",
             workers,
             whois_servers=str(servers_file),
@@ -292,8 +216,8 @@ def worker_pids(parent: int) -> set[int]:
     return found
 
 
-def test_a_dead_worker_is_replaced_and_marked_dead(serve: Serve) -> None:
-    server = serve("--workers", "2", rate_limit_parts="")
+def test_a_dead_worker_is_replaced_and_marked_dead(serve_cli: Start) -> None:
+    server = serve_cli("--workers", "2", rate_limit_parts="")
     # The first worker may answer /healthz while the second is still starting (a loaded machine).
     deadline = time.monotonic() + 30
     while len(workers := worker_pids(server.process.pid)) < 2:

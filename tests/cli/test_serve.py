@@ -2,26 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from assetgate.cli.serve import welcome
 from assetgate.settings import DEMO_ROOT, Settings
-
-
-def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("ASSETGATE_")}
-    return subprocess.run(
-        [sys.executable, "-m", "assetgate", *args],
-        env={**clean, **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+from tests.serve_process import run_cli
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.serve_process import pick_port, serve
+from tests.serve_process import serve
 
 
 def raw_request(port: int, request: bytes, timeout_s: float = 10) -> bytes:
@@ -26,9 +26,8 @@ def edge_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
     root = tmp_path / "root"
     root.mkdir()
     (root / "hello.txt").write_text("hello")
-    port = pick_port()
-    with serve(port, root, tmp_path / "serve.log", limit_concurrency="2", keep_alive_s="1") as base:
-        yield base, port
+    with serve(tmp_path, root=str(root), limit_concurrency="2", keep_alive_s="1") as server:
+        yield server.base, server.port
 
 
 @pytest.mark.parametrize(

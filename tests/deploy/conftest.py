@@ -90,22 +90,19 @@ def run_edge(tmp: Path, **env: str) -> Iterator[Edge]:
         redis = RedisServer(redis_binary, pick_port(), tmp)
         redis.start()
         stack.callback(redis.stop)
-        ports = [pick_port(), pick_port()]
         settings = {
+            "root": str(root),
             "trusted_proxies": "127.0.0.1",
             "rate_limit": f"{RATE_LIMIT}/60 seconds",
             "rate_limit_storage": redis.url,
             **env,
         }
-        backends = tuple(
-            stack.enter_context(serve(port, root, tmp / f"assetgate-{port}.log", **settings))
-            for port in ports
-        )
+        backends = [stack.enter_context(serve(tmp, **settings)) for _ in range(2)]
         prefix = tmp / "nginx"
         prefix.mkdir()
         site = prefix / "assetgate.conf"
         listen = pick_port()
-        render(site, listen, ports, prefix / "cache")
+        render(site, listen, [backend.port for backend in backends], prefix / "cache")
         config = prefix / "nginx.conf"
         config.write_text(main_config(prefix, site))
         log = prefix / "stderr.log"
@@ -119,7 +116,7 @@ def run_edge(tmp: Path, **env: str) -> Iterator[Edge]:
         stack.callback(stop, process)
         url = f"http://127.0.0.1:{listen}"
         wait_healthy(url, process, log)
-        yield Edge(url=url, port=listen, config=site, backends=backends)
+        yield Edge(url, listen, site, tuple(backend.base for backend in backends))
 
 
 @pytest.fixture(scope="module")

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -15,7 +14,7 @@ import pytest
 from assetgate.settings import Settings
 from tests.conftest import app_client
 from tests.imaging import factory as make
-from tests.serve_process import serve
+from tests.serve_process import Start
 
 URLS = ("/photo.jpg", "/photo.jpg?w=50&format=png", "/site.css", "/site.css?min=1")
 ACCEPT = {"accept": "image/jpeg", "accept-encoding": "identity"}
@@ -52,20 +51,9 @@ async def test_two_app_instances_on_copies_answer_one_etag(
 
 
 @pytest.fixture
-def two_served(tmp_path: Path, free_port: Callable[[], int]) -> Iterator[tuple[str, str]]:
-    with contextlib.ExitStack() as stack:
-        bases = [
-            stack.enter_context(
-                serve(
-                    free_port(),
-                    root,
-                    tmp_path / f"serve-{index}.log",
-                    result_cache_dir=str(tmp_path / f"results-{index}"),
-                )
-            )
-            for index, root in enumerate(two_roots(tmp_path))
-        ]
-        yield bases[0], bases[1]
+def two_served(tmp_path: Path, serve_cli: Start) -> tuple[str, str]:
+    first, second = (serve_cli(root=str(root)).base for root in two_roots(tmp_path))
+    return first, second
 
 
 def test_two_serve_processes_on_copies_answer_one_etag(two_served: tuple[str, str]) -> None:

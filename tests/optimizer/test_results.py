@@ -12,7 +12,8 @@ import httpx
 import pytest
 import pyvips
 
-from tests.conftest import ServeProcess, app_client
+from tests.conftest import app_client
+from tests.serve_process import Start
 
 pytestmark = pytest.mark.anyio
 
@@ -117,13 +118,12 @@ async def test_a_damaged_entry_is_a_miss_and_errors_are_never_kept(
 
 
 def test_the_result_cache_survives_a_restart_of_the_server(
-    serve_cli: Callable[[dict[str, str]], ServeProcess], docroot: Path, tmp_path: Path
+    serve_cli: Start, docroot: Path, tmp_path: Path
 ) -> None:
     (docroot / "swatch.pnm").write_bytes(pnm((0, 128, 0), 400, 300))
-    env = {"ASSETGATE_ROOT": str(docroot), "ASSETGATE_RESULT_CACHE_DIR": str(tmp_path / "shared")}
     answers = []
     for _ in range(2):
-        server = serve_cli(env)
+        server = serve_cli(root=str(docroot), result_cache_dir=str(tmp_path / "shared"))
         answers.append(httpx.get(f"{server.base}/swatch.pnm?w=100&format=png", timeout=30))
         server.stop()
     assert [a.status_code for a in answers] == [200, 200]

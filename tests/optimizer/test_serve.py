@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import Callable
 
 import httpx
 import pytest
 import pyvips
 
 from assetgate.imaging.formats import sniff
-from tests.conftest import ServeProcess
+from tests.serve_process import Start
 
 
 @pytest.fixture
-def served(serve_cli: Callable[[dict[str, str]], ServeProcess]) -> str:
-    return serve_cli({"ASSETGATE_RATE_LIMIT": "2/1 minute"}).base
+def served(serve_cli: Start) -> str:
+    return serve_cli(rate_limit="2/1 minute").base
 
 
 def raw_get(base: str, target: str) -> bytes:

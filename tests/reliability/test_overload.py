@@ -11,8 +11,6 @@ from __future__ import annotations
 import concurrent.futures
 import os
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +20,7 @@ import pytest
 
 from tests.imaging import factory as make
 from tests.reliability.test_deadlines import big_jpeg
+from tests.serve_process import Served, serve
 
 COSTLY = "/big.jpg?blur=100&sharpen=100&format=png"
 LIGHT = "/small.jpg?w=98&format=jpeg"
@@ -29,64 +28,44 @@ QUEUE_WAIT_S = 2.0
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
-class Served:
-    def __init__(self, process: subprocess.Popen[bytes], port: int) -> None:
-        self.process, self.port = process, port
-        self.base = f"http://127.0.0.1:{port}"
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of ``pid`` so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
 
-    def cpu(self) -> float:
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / TICKS
 
-    def peak_rss_mb(self) -> float:
-        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-        raise AssertionError("no VmHWM")
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmHWM")
 
-    def settle(self, limit_s: float = 20) -> None:
-        """Until the server stops using CPU."""
-        end = time.monotonic() + limit_s
-        last = self.cpu()
-        while time.monotonic() < end:
-            time.sleep(0.5)
-            now = self.cpu()
-            if now - last < 0.03:
-                return
-            last = now
-        raise AssertionError("the server kept working")
+
+def settle(pid: int, limit_s: float = 20) -> None:
+    """Until the server stops using CPU."""
+    end = time.monotonic() + limit_s
+    last = cpu_seconds(pid)
+    while time.monotonic() < end:
+        time.sleep(0.5)
+        now = cpu_seconds(pid)
+        if now - last < 0.03:
+            return
+        last = now
+    raise AssertionError("the server kept working")
 
 
 @pytest.fixture
 def served(docroot: Path, tmp_path: Path) -> Iterator[Served]:
     (docroot / "big.jpg").write_bytes(big_jpeg(1600, 1200))
     (docroot / "small.jpg").write_bytes(make.jpeg(800, 600))
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
-    env = {
-        **os.environ,
-        "ASSETGATE_LOG_LEVEL": "warning",
-        "ASSETGATE_RENDER_WORKERS": "2",
-        "ASSETGATE_RENDER_QUEUE_WAIT_S": str(QUEUE_WAIT_S),
-        "ASSETGATE_STORE": str(tmp_path / "store"),
-    }
-    argv = [sys.executable, "-m", "assetgate", "serve", "--root", str(docroot)]
-    process = subprocess.Popen([*argv, "--port", str(port)], env=env, stdout=subprocess.DEVNULL)
-    server = Served(process, port)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(server.base + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                assert time.monotonic() < deadline, "server did not start"
-                time.sleep(0.1)
+    with serve(
+        tmp_path,
+        root=str(docroot),
+        log_level="warning",
+        render_workers="2",
+        render_queue_wait_s=str(QUEUE_WAIT_S),
+    ) as server:
         yield server
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 def _hang_up(port: int, after_s: float) -> None:
@@ -102,17 +81,17 @@ def _light(base: str) -> tuple[int, float, str | None]:
 
 
 def test_abandoned_work_stops_light_requests_flow_and_the_server_recovers(served: Served) -> None:
-    before = served.cpu()
+    before = cpu_seconds(served.pid)
     assert httpx.get(served.base + COSTLY, timeout=60).status_code == 200
-    served.settle()
-    one_render = served.cpu() - before
+    settle(served.pid)
+    one_render = cpu_seconds(served.pid) - before
 
     # 1. Ten costly requests whose clients hang up after 0.3 s.
-    before = served.cpu()
+    before = cpu_seconds(served.pid)
     with concurrent.futures.ThreadPoolExecutor(10) as pool:
         list(pool.map(lambda _: _hang_up(served.port, 0.3), range(10)))
-    served.settle()
-    abandoned = served.cpu() - before
+    settle(served.pid)
+    abandoned = cpu_seconds(served.pid) - before
     assert abandoned <= 2 * one_render, (abandoned, one_render)
 
     # 2. Costly requests that stay, with light requests beside them.
@@ -128,7 +107,7 @@ def test_abandoned_work_stops_light_requests_flow_and_the_server_recovers(served
             assert retry_after is not None
     assert set(statuses) <= {200, 503}
     assert 200 in statuses
-    assert served.peak_rss_mb() < 600
+    assert peak_rss_mb(served.pid) < 600
 
     # 3. Full recovery.
     deadline = time.monotonic() + 5

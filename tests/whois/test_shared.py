@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
 
 import anyio.to_thread
 import httpx
 import pytest
 
-from tests.conftest import RedisServer, ServeProcess
+from tests.conftest import RedisServer
+from tests.serve_process import Served, Start
 from tests.whois.conftest import Env
 
 pytestmark = pytest.mark.anyio
@@ -17,19 +18,20 @@ pytestmark = pytest.mark.anyio
 async def test_a_lookup_through_two_servers_sharing_redis_reaches_upstream_once(
     env: Env,
     redis_server: RedisServer,
-    serve_cli: Callable[[dict[str, str]], ServeProcess],
+    serve_cli: Start,
 ) -> None:
-    config = {
-        "ASSETGATE_WHOIS_SERVERS": str(env.servers_file),
-        "ASSETGATE_RDAP_BOOTSTRAP": str(env.bootstrap_file),
-        "ASSETGATE_WHOIS_TIMEOUT_S": "2",
-        "ASSETGATE_REDIS_URL": redis_server.url,
-    }
+    start = functools.partial(
+        serve_cli,
+        whois_servers=str(env.servers_file),
+        rdap_bootstrap=str(env.bootstrap_file),
+        whois_timeout_s="2",
+        redis_url=redis_server.url,
+    )
     # The loopback whois servers run on this event loop: block only worker threads.
-    first = await anyio.to_thread.run_sync(serve_cli, config)
-    second = await anyio.to_thread.run_sync(serve_cli, config)
+    first = await anyio.to_thread.run_sync(start)
+    second = await anyio.to_thread.run_sync(start)
 
-    async def lookup(server: ServeProcess) -> dict[str, object]:
+    async def lookup(server: Served) -> dict[str, object]:
         url = f"{server.base}/api/whois/json?domain=example.com"
         async with httpx.AsyncClient(timeout=10) as client:
             response = await client.get(url)
