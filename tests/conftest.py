@@ -216,7 +216,7 @@ def live_server(settings: Settings) -> Iterator[str]:
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 20
     while not server.started:
         assert time.monotonic() < deadline, "uvicorn did not start"
         assert thread.is_alive(), "uvicorn stopped while starting"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import logging
 import socket
-import threading
 import time
 import zipfile
 from collections.abc import Callable, Iterator
@@ -13,34 +12,17 @@ from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 
-from assetgate.app import create_app
 from assetgate.settings import Settings
+from tests.conftest import live_server
 from tests.convert.samples import MAKERS, decode_webp, sample
 
 
 @pytest.fixture
-def server(
-    make_settings: Callable[..., Settings], free_port: Callable[[], int], private_tmp: Path
-) -> Iterator[str]:
-    port = free_port()
+def server(make_settings: Callable[..., Settings], private_tmp: Path) -> Iterator[str]:
     settings = make_settings(rate_limit="1000/10 seconds", upload_max_total_bytes=6_000_000)
-    config = uvicorn.Config(
-        create_app(settings), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
-    )
-    instance = uvicorn.Server(config)
-    thread = threading.Thread(target=instance.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not instance.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        instance.should_exit = True
-        thread.join(timeout=10)
+    with live_server(settings) as base:
+        yield base
 
 
 def wait_empty(directory: Path, timeout_s: float = 5.0) -> list[Path]:

@@ -3,46 +3,29 @@ against a real loopback server finds no 5xx and no response that breaks the docu
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
 import pytest
 import schemathesis
-import uvicorn
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis.checks import positive_data_acceptance
 
-from assetgate.app import create_app
 from assetgate.optimizer.params import OPENAPI_PARAMS
 from assetgate.settings import Settings
+from tests.conftest import live_server
 
 
 @pytest.fixture
-def live_server(
-    files: dict[str, bytes], make_settings: Callable[..., Settings], free_port: Callable[[], int]
-) -> Iterator[str]:
-    port = free_port()
-    config = uvicorn.Config(
-        create_app(make_settings()), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "server did not start"
-        time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=20)
+def served(files: dict[str, bytes], make_settings: Callable[..., Settings]) -> Iterator[str]:
+    with live_server(make_settings()) as base:
+        yield base
 
 
-def test_document_is_generated_from_the_parameter_table(live_server: str) -> None:
-    document = httpx.get(f"{live_server}/openapi.json").json()
+def test_document_is_generated_from_the_parameter_table(served: str) -> None:
+    document = httpx.get(f"{served}/openapi.json").json()
     assert document["openapi"] == "3.1.1"
     assert document["info"]["version"] == "1.2.2"
     get = document["paths"]["/"]["get"]
@@ -89,10 +72,10 @@ def run_schemathesis(base_url: str, *, max_examples: int, fixed: dict[str, Any])
 
 
 @pytest.mark.slow
-def test_schemathesis_finds_no_server_error(live_server: str) -> None:
-    random_files = run_schemathesis(live_server, max_examples=40, fixed={})
+def test_schemathesis_finds_no_server_error(served: str) -> None:
+    random_files = run_schemathesis(served, max_examples=40, fixed={})
     real_files = run_schemathesis(
-        live_server,
+        served,
         max_examples=80,
         fixed={
             "file": ["photo.jpg", "alpha.png", "anim.gif", "still.bmp", "style.css", "palette.png"]
