@@ -189,7 +189,7 @@ def redis_server(free_port: Callable[[], int], tmp_path: Path) -> Iterator[Redis
 
 @pytest.fixture
 def serve_cli(tmp_path: Path) -> Iterator[Start]:
-    """``serve_cli(*args, **settings)`` starts ``assetgate serve`` (``tests.serve_process.start``,
+    """``serve_cli(*args, **settings)`` starts ``assetgate serve`` (``tests.serve_process.serve``,
     files under ``tmp_path``); every one still running is stopped afterwards."""
     with ExitStack() as stack:
         yield lambda *args, **settings: stack.enter_context(serve(tmp_path, *args, **settings))

@@ -84,8 +84,9 @@ class Served:
 Start = Callable[..., Served]  # the ``serve_cli`` fixture: (*args, **settings) -> Served
 
 
-def start(workdir: Path, *args: str, **settings: str) -> Served:
-    """``assetgate serve *args`` on 127.0.0.1:<free port>, once ``/healthz`` answers; not stopped.
+@contextlib.contextmanager
+def serve(workdir: Path, *args: str, **settings: str) -> Iterator[Served]:
+    """``assetgate serve *args`` on 127.0.0.1:<free port>, once ``/healthz`` answers; then stopped.
 
     ``settings`` become ``ASSETGATE_<NAME>`` variables (the test's own are dropped); the log
     (stdout and stderr), package store and result cache are private files under ``workdir``."""
@@ -111,13 +112,6 @@ def start(workdir: Path, *args: str, **settings: str) -> Served:
     except BaseException:
         served.stop(signal.SIGKILL)
         raise
-    return served
-
-
-@contextlib.contextmanager
-def serve(workdir: Path, *args: str, **settings: str) -> Iterator[Served]:
-    """``start``, then ``Served.stop`` on the way out."""
-    served = start(workdir, *args, **settings)
     try:
         yield served
     finally:
