@@ -62,11 +62,16 @@ async def test_a_queued_job_starts_while_the_event_loop_is_busy() -> None:
 
 async def test_a_waiting_job_whose_request_went_away_never_runs() -> None:
     gate = WorkGate(workers=1, queue=1)
-    release = threading.Event()
+    started, release = threading.Event(), threading.Event()
     ran: list[str] = []
+
+    def occupy() -> None:
+        started.set()
+        release.wait(5)
+
     async with anyio.create_task_group() as tg:
-        tg.start_soon(gate.run, release.wait, 5)
-        await anyio.sleep(0.05)
+        tg.start_soon(gate.run, occupy)
+        await anyio.to_thread.run_sync(started.wait, 5)  # running, not waiting: the queue is free
         with anyio.move_on_after(0.05):
             await gate.run(ran.append, "abandoned")
         release.set()
