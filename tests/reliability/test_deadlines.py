@@ -7,13 +7,18 @@ and the reference is the same render run to the end in the same test.
 from __future__ import annotations
 
 import resource
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import pyvips
 
+from assetgate.errors import AppError
+from assetgate.imaging.load import decoding
+from assetgate.imaging.vips import killable
 from assetgate.settings import Settings
+from assetgate.web.workgate import WorkGate
 from tests.conftest import app_client
 
 pytestmark = pytest.mark.anyio
@@ -70,3 +75,26 @@ async def test_a_conversion_past_the_timeout_is_a_503(
     assert answer.status_code == 503
     assert answer.headers["retry-after"]
     assert "0.01 s" in answer.json()["error"]
+
+
+def _blur() -> int:
+    """One long libvips computation (no step boundary inside it for the job to check at)."""
+    image = pyvips.Image.gaussnoise(1200, 1200, seed=1).gaussblur(20)
+    with decoding(), killable(image) as target:
+        return len(target.write_to_memory())
+
+
+async def test_a_deadline_falling_while_libvips_computes_ends_the_computation() -> None:
+    """The gate's alarm thread kills the image being computed at the deadline."""
+    whole = WorkGate(workers=1, queue=0)
+    before, started = _cpu(), time.monotonic()
+    assert await whole.run(_blur) == 1200 * 1200 * 4
+    full_cpu, full_s = _cpu() - before, time.monotonic() - started
+    timed = WorkGate(workers=1, queue=0, timeout_s=full_s / 5)
+    before = _cpu()
+    with pytest.raises(AppError) as caught:
+        await timed.run(_blur)
+    cut_cpu = _cpu() - before
+    timed.close()
+    assert caught.value.status == 503
+    assert cut_cpu < full_cpu / 2, (cut_cpu, full_cpu)

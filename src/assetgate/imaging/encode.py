@@ -103,6 +103,7 @@ def encode_webp_still(
 
 
 def _save(image: pyvips.Image, saver: str, **options: Any) -> bytes:
-    data = pyvips.Operation.call(saver, killable(image), keep="none", **options)
+    with killable(image) as target:
+        data = pyvips.Operation.call(saver, target, keep="none", **options)
     assert isinstance(data, bytes)
     return data

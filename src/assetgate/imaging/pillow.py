@@ -78,7 +78,8 @@ def to_pillow(image: pyvips.Image) -> PILImage.Image:
     mode = "RGBA" if image.bands == 4 else "RGBX"
     if image.bands == 3:
         image = image.bandjoin(255)
-    pixels = killable(image).write_to_memory()
+    with killable(image) as target:
+        pixels = target.write_to_memory()
     return PILImage.frombuffer(mode, (image.width, image.height), pixels, "raw", mode, 0, 1)
 
 

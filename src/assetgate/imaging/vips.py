@@ -2,8 +2,11 @@
 
 API:
 - ``configure(settings)``: operation cache off (it only holds memory when inputs rarely repeat),
-  untrusted loaders blocked, per-image threads from ``ASSETGATE_VIPS_CONCURRENCY``, and at most
-  two glibc malloc arenas (``limit_malloc_arenas``).
+  untrusted loaders blocked, per-image threads from ``ASSETGATE_VIPS_CONCURRENCY``, at most
+  two glibc malloc arenas (``limit_malloc_arenas``), libvips' INFO/DEBUG lines kept in C unless
+  the ``pyvips`` logger wants them (``route_libvips_log``).
+- ``killable(image)``: a context manager; the computation of ``image`` inside it is killed when
+  the current job's ``stop.Stop`` is abandoned or expires.
 - ``engine_version()``: a string naming the decoders/encoders, part of every image ETag so an
   upgrade that changes output bytes also changes the validators.
 """
@@ -11,7 +14,10 @@ API:
 from __future__ import annotations
 
 import ctypes
+import logging
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Final
 
 import PIL
@@ -25,6 +31,9 @@ PIPELINE_VERSION = 2
 
 M_ARENA_MAX: Final = -8  # glibc <malloc.h>
 MALLOC_ARENAS: Final = 2
+# GLib <gmessages.h> levels: fatal/recursion flags, error, critical, warning, message.
+_WARNING_AND_UP: Final = 1 | 2 | 1 << 2 | 1 << 3 | 1 << 4 | 1 << 5
+_ALL_LEVELS: Final = _WARNING_AND_UP | 1 << 6 | 1 << 7  # ... and info, debug
 
 
 def configure(settings: Settings) -> None:
@@ -35,6 +44,23 @@ def configure(settings: Settings) -> None:
     pyvips.block_untrusted_set(True)
     pyvips.concurrency_set(settings.vips_concurrency)
     limit_malloc_arenas()
+    route_libvips_log(logging.getLogger("pyvips").isEnabledFor(logging.INFO))
+
+
+def route_libvips_log(verbose: bool) -> None:
+    """Which libvips log lines pyvips' handler passes to Python's ``pyvips`` logger.
+
+    pyvips takes every level, but the server keeps that logger at WARNING (``web.logs``), so the
+    ~12 INFO lines of each render ("selected loader", "threadpool completed", ...) each made a
+    trip from C into Python, taking the GIL, only to be dropped there (visible in a ``perf``
+    profile of the 12 MP JPEG -> 800 path). Not verbose: INFO and DEBUG stay with GLib's default
+    handler, which drops them unless ``G_MESSAGES_DEBUG`` asks for them."""
+    glib, ffi = pyvips.glib_lib, pyvips.ffi
+    glib.g_log_remove_handler(b"VIPS", pyvips._log_handler_id)
+    levels = _ALL_LEVELS if verbose else _WARNING_AND_UP
+    pyvips._log_handler_id = glib.g_log_set_handler(
+        b"VIPS", levels, pyvips._log_handler_cb, ffi.NULL
+    )
 
 
 def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
@@ -60,21 +86,17 @@ def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
     return bool(mallopt(M_ARENA_MAX, arenas))
 
 
-def killable(image: pyvips.Image) -> pyvips.Image:
-    """``image``, which is about to be computed, killed from libvips' eval callback (once per
-    tile or strip) when the current job's ``stop.Stop`` says so: the client went away or the
-    render ran out of time. Outside the CPU door it is returned untouched."""
+@contextmanager
+def killable(image: pyvips.Image) -> Iterator[pyvips.Image]:
+    """``image``, to be computed inside the block; libvips ends that computation at its next
+    tile when the current job's ``stop.Stop`` is set from another thread (the client went away,
+    or the render ran out of time). Outside the CPU door nothing is registered."""
     job = stop.current()
     if job is None:
-        return image
-
-    def on_eval(target: pyvips.Image, progress: object) -> None:
-        if job.reason is not None:
-            target.set_kill(True)
-
-    image.set_progress(True)
-    image.signal_connect("eval", on_eval)
-    return image
+        yield image
+        return
+    with job.watching(lambda: image.set_kill(True)):
+        yield image
 
 
 def engine_version() -> str:

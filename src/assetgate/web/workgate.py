@@ -14,9 +14,10 @@ conversions take a gigabyte.
 Deadlines: a job that waited longer than ``queue_wait_s`` is answered 503 with ``Retry-After``
 instead of starting (by the event loop at the deadline, so the answer is on time even while every
 thread is busy); a running job gets a ``stop.Stop`` with ``timeout_s`` that the imaging floor
-checks between steps and from libvips' eval callback. The same Stop is set when the caller is
-cancelled or, given the ASGI ``receive``, when the client disconnects: abandoned work stops within
-a tile instead of running to the end for nobody.
+checks between steps and that the gate's ``stop.Alarm`` thread fires at the deadline, killing the
+libvips computation under way. The same Stop is set when the caller is cancelled or, given the
+ASGI ``receive``, when the client disconnects: abandoned work stops within a tile instead of
+running to the end for nobody.
 
 Cancellation keeps the old promises: a job that has not started never starts, even when a thread
 frees up before the loop delivered the cancellation; a running job is waited for before the
@@ -84,6 +85,7 @@ class WorkGate:
         self._queue_wait = queue_wait_s
         self._timeout = timeout_s
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="assetgate-work")
+        self._alarm = stopping.Alarm()  # fires the running jobs' deadlines
         self._lock = threading.Lock()  # the counters are released from the pool's threads
         self._admitted = 0  # running, queued in the pool, or waiting for memory
         self._in_use = 0  # cost of the jobs handed to the pool
@@ -108,7 +110,7 @@ class WorkGate:
         """``fn(*args)`` on a pool thread. ``cost``: decoded bytes, for the memory budget.
         ``receive``: the request's ASGI receive, watched for ``http.disconnect``."""
         context = contextvars.copy_context()
-        stop = stopping.Stop(self._timeout)
+        stop = stopping.Stop(self._timeout, self._alarm)
 
         def call() -> T:
             with stopping.running(stop):
@@ -222,6 +224,7 @@ class WorkGate:
         try:
             return ticket.call()
         finally:
+            ticket.stop.end()
             self._gauge(self._in_flight, -1)
 
     @staticmethod
@@ -252,6 +255,7 @@ class WorkGate:
                     self._waiting.remove(ticket)
                     self._forget(ticket, reserved=False)
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self._alarm.close()
 
 
 async def unless_disconnected(receive: Receive, wait: Callable[[], Awaitable[object]]) -> None:
