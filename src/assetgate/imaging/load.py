@@ -233,8 +233,10 @@ def _fast_jpeg(
     image = pyvips.Operation.call(
         "jpegload_source", source, shrink=shrink, access=access, fail_on=_fail_on("jpeg")
     )
-    image = to_srgb8(_keep_alive(image, source).autorot())
-    return image.thumbnail_image(size[0], height=size[1], size="force")
+    image = _keep_alive(image, source)
+    if orientation > 1:  # an upright image skips a no-op autorot (~0.15 ms of pyvips per render)
+        image = image.autorot()
+    return to_srgb8(image).thumbnail_image(size[0], height=size[1], size="force")
 
 
 def _fail_on(fmt: InputFormat) -> str:
