@@ -144,6 +144,24 @@ def _stoppable(seconds: float) -> Callable[[], str]:
     return job
 
 
+def _killed_only(seconds: float) -> Callable[[], str]:
+    """A job that does not check its Stop while it works, as libvips computing one image: only
+    its kill ends the work (an event here, libvips' kill flag there), and then, like the
+    imaging floor's ``decoding()``, it asks the Stop why."""
+
+    def job() -> str:
+        killed = threading.Event()
+        current = stop.current()
+        assert current is not None
+        with current.watching(killed.set):
+            if killed.wait(seconds):
+                current.check()
+                raise RuntimeError("killed without a reason")
+        return "finished"
+
+    return job
+
+
 async def test_a_job_waiting_past_the_queue_wait_is_503_at_the_deadline() -> None:
     gate = WorkGate(workers=1, queue=4, queue_wait_s=0.2)
     release = threading.Event()
@@ -164,15 +182,21 @@ async def test_a_job_waiting_past_the_queue_wait_is_503_at_the_deadline() -> Non
     assert await gate.run(lambda: "free") == "free"
 
 
-async def test_a_running_job_past_its_timeout_stops_with_a_503() -> None:
+# _killed_only: nothing inside the job asks the time; the gate's alarm fires the kill.
+@pytest.mark.parametrize("job", [_stoppable, _killed_only])
+async def test_a_running_job_past_its_timeout_stops_with_a_503(
+    job: Callable[[float], Callable[[], str]],
+) -> None:
     gate = WorkGate(workers=1, queue=0, timeout_s=0.2)
     started = time.monotonic()
     with pytest.raises(AppError) as caught:
-        await gate.run(_stoppable(5))
+        await gate.run(job(5))
     assert caught.value.status == 503
     assert "0.2 s" in caught.value.message
     assert caught.value.headers["Retry-After"]
     assert time.monotonic() - started < 2
+    assert await gate.run(lambda: "free") == "free"  # the next job is not killed
+    gate.close()
 
 
 async def test_a_cancelled_caller_stops_its_running_job_early() -> None:
@@ -184,7 +208,10 @@ async def test_a_cancelled_caller_stops_its_running_job_early() -> None:
     assert time.monotonic() - started < 2  # stopped at its next check, not after 5 s
 
 
-async def test_a_disconnected_client_stops_its_running_job() -> None:
+@pytest.mark.parametrize("job", [_stoppable, _killed_only])
+async def test_a_disconnected_client_stops_its_running_job(
+    job: Callable[[float], Callable[[], str]],
+) -> None:
     gate = WorkGate(workers=1, queue=0)
     gone = anyio.Event()
 
@@ -200,39 +227,9 @@ async def test_a_disconnected_client_stops_its_running_job() -> None:
     async with anyio.create_task_group() as tg:
         tg.start_soon(hang_up)
         with pytest.raises(AppError) as caught:
-            await gate.run(_stoppable(5), receive=receive)
+            await gate.run(job(5), receive=receive)
     assert caught.value.status == 499
     assert time.monotonic() - started < 2
-
-
-def _killed_only(seconds: float) -> Callable[[], str]:
-    """A job that does not check its Stop while it works, as libvips computing one image: only
-    its kill ends the work (an event here, libvips' kill flag there), and then, like the
-    imaging floor's ``decoding()``, it asks the Stop why."""
-
-    def job() -> str:
-        killed = threading.Event()
-        current = stop.current()
-        assert current is not None
-        with current.watching(killed.set):
-            if killed.wait(seconds):
-                current.check()
-                raise RuntimeError("killed without a reason")
-        return "finished"
-
-    return job
-
-
-async def test_a_running_job_is_killed_at_its_deadline_without_asking() -> None:
-    gate = WorkGate(workers=1, queue=0, timeout_s=0.2)
-    started = time.monotonic()
-    with pytest.raises(AppError) as caught:
-        await gate.run(_killed_only(5))
-    assert caught.value.status == 503
-    assert "0.2 s" in caught.value.message
-    assert time.monotonic() - started < 2  # the alarm fired the kill, not the job's own check
-    assert await gate.run(lambda: "free") == "free"  # later jobs are not killed
-    gate.close()
 
 
 async def test_deadlines_of_later_jobs_fire_after_earlier_jobs_ended() -> None:
@@ -245,27 +242,6 @@ async def test_deadlines_of_later_jobs_fire_after_earlier_jobs_ended() -> None:
     assert caught.value.status == 503
     assert 0.25 <= time.monotonic() - started < 2
     gate.close()
-
-
-async def test_a_disconnected_client_kills_its_running_job() -> None:
-    gate = WorkGate(workers=1, queue=0)
-    gone = anyio.Event()
-
-    async def receive() -> dict[str, object]:
-        await gone.wait()
-        return {"type": "http.disconnect"}
-
-    async def hang_up() -> None:
-        await anyio.sleep(0.1)
-        gone.set()
-
-    started = time.monotonic()
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(hang_up)
-        with pytest.raises(AppError) as caught:
-            await gate.run(_killed_only(5), receive=receive)
-    assert caught.value.status == 499
-    assert time.monotonic() - started < 2
 
 
 def _held(order: list[str], release: threading.Event) -> Callable[[str], None]:
