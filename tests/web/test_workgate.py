@@ -286,3 +286,44 @@ async def test_a_job_over_the_whole_budget_runs_alone() -> None:
         assert order == ["small start"]  # the huge one waits for the memory to be free
         release.set()
     assert order == ["small start", "small end", "huge start", "huge end"]
+
+
+async def test_a_running_job_grows_into_free_memory_and_holds_it_until_it_ends() -> None:
+    gate = WorkGate(workers=3, queue=8, memory_bytes=100)
+    started, release = threading.Event(), threading.Event()
+    order: list[str] = []
+
+    def grows() -> bool:
+        granted = gate.grow(60)
+        order.append(f"grow {granted}")
+        started.set()
+        release.wait(5)
+        order.append("grown end")
+        return granted
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(gate.run, grows)  # admitted at no cost, then holds 60 of 100
+        await anyio.to_thread.run_sync(started.wait, 5)
+        tg.start_soon(partial(gate.run, order.append, "second start", cost=60))  # must wait
+        await anyio.sleep(0.1)
+        assert order == ["grow True"]
+        release.set()
+    assert order == ["grow True", "grown end", "second start"]
+    assert gate.grow(10) is False  # not from a running job
+
+
+async def test_a_job_may_not_grow_past_the_budget_or_ahead_of_a_waiting_job() -> None:
+    gate = WorkGate(workers=3, queue=8, memory_bytes=100)
+    release = threading.Event()
+    order: list[str] = []
+    holder = _held(order, release)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(partial(gate.run, holder, "holder", cost=60))
+        await anyio.sleep(0.05)
+        assert await gate.run(gate.grow, 50) is False  # 60 + 50 > 100
+        assert await gate.run(gate.grow, 40) is True  # fits beside it (released at its end)
+        tg.start_soon(partial(gate.run, holder, "waiter", cost=60))  # waits for memory
+        await anyio.sleep(0.05)
+        assert await gate.run(gate.grow, 10) is False  # would overtake the waiting job
+        release.set()
+    assert order == ["holder start", "holder end", "waiter start", "waiter end"]
