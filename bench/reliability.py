@@ -52,11 +52,19 @@ def make_inputs(root: Path) -> None:
 
 
 class Server:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, **settings: str) -> None:
         self.port = free_port()
         argv = [sys.executable, "-m", "assetgate", "serve", "--root", str(root)]
         argv += ["--port", str(self.port)]
-        env = {**os.environ, "ASSETGATE_LOG_LEVEL": "warning"}
+        env = {
+            **os.environ,
+            "ASSETGATE_LOG_LEVEL": "warning",
+            # Defaults otherwise, but every server renders afresh: a result cache left by an
+            # earlier run (the default directory is per user) would answer instead; a dot
+            # directory under the temporary root is removed with it.
+            "ASSETGATE_RESULT_CACHE_DIR": str(root / f".results-{self.port}"),  # never served
+            **settings,
+        }
         self.process = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL)
         self.base = f"http://127.0.0.1:{self.port}"
         deadline = time.monotonic() + 30
@@ -101,7 +109,9 @@ def hang_up(port: int, path: str, after_s: float) -> None:
 
 
 def abandoned(root: Path) -> tuple[float, float]:
-    server = Server(root)
+    # Result cache off: each abandoned request must be a render of its own, not a share in the
+    # first one's cached answer (or in one single-flight render).
+    server = Server(root, ASSETGATE_RESULT_CACHE_BYTES="0")
     try:
         before = server.cpu()
         assert httpx.get(server.base + COSTLY, timeout=120).status_code == 200

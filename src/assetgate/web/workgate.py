@@ -157,6 +157,7 @@ class WorkGate:
                 gone.cancel()
         failed = not ticket.future.cancelled() and ticket.future.exception() is not None
         if failed and ticket.stop.reason == stopping.ABANDONED:
+            waiter.exception()  # retrieved here: asyncio would log it with a traceback otherwise
             raise AppError.client_gone()
         return waiter.result()
 
