@@ -1,16 +1,14 @@
 """One image job, start to finish, on a worker thread: sniff -> probe -> plan -> decode -> encode.
 
-This is the only CPU-bound entry of the optimizer. The route takes it through the WorkGate:
-``prepare`` (magic bytes, header probe, the plan and its limits: a 413/415/501 costs a header
-read), then ``render``, admitted by what its decoded pixels will cost in memory: on the same trip
-when the memory budget has room at once (``prepare_and_render``), else on a second one. The plan
+This is the only CPU-bound entry of the optimizer. The route takes it through the WorkGate in
+two trips: ``prepare`` (magic bytes, header probe, the plan and its limits: a 413/415/501 costs a
+header read) and ``render``, admitted by what its decoded pixels will cost in memory. The plan
 decides everything; this module only carries it out, in a straight line.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,15 +65,6 @@ def process(job: Job) -> Outcome:
     """Both halves on one thread (the command line and tests; the route runs them apart)."""
     ready = prepare(job)
     return ready if isinstance(ready, Outcome) else render(job, ready)
-
-
-def prepare_and_render(job: Job, grow: Callable[[int], bool]) -> Prepared | Outcome:
-    """The first trip, which goes on to render when ``grow`` (``WorkGate.grow``) grants the
-    render's memory at once; otherwise the route makes the second trip with that cost."""
-    ready = prepare(job)
-    if isinstance(ready, Outcome) or not grow(ready.cost):
-        return ready
-    return render(job, ready)
 
 
 def prepare(job: Job) -> Prepared | Outcome:

@@ -36,7 +36,7 @@ from assetgate.optimizer.params import ALIASES, FILE_PARAM
 from assetgate.optimizer.plan import Limits, Negotiation
 from assetgate.optimizer.presets import load_presets, transforms
 from assetgate.optimizer.queries import QueryReader, query_reader
-from assetgate.optimizer.render import Job, Outcome, prepare_and_render, render
+from assetgate.optimizer.render import Job, Outcome, prepare, render
 from assetgate.optimizer.spec import ImageSpec
 from assetgate.optimizer.static import VARIANT as STATIC_VARIANT
 from assetgate.optimizer.static import static_prepared
@@ -183,8 +183,8 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
     job = _job(found.path, info, spec, negotiation, res, state)
 
     async def run() -> Outcome:
-        # The header decides what the render costs in memory: one trip when it fits at once.
-        ready = await res.gate.run(prepare_and_render, job, res.gate.grow, receive=request.receive)
+        # Two trips through the door: the header decides what the render costs in memory.
+        ready = await res.gate.run(prepare, job, receive=request.receive)
         if isinstance(ready, Outcome):
             return ready
         return await res.gate.run(render, job, ready, cost=ready.cost, receive=request.receive)

@@ -91,7 +91,6 @@ class WorkGate:
         self._in_use = 0  # cost of the jobs handed to the pool
         self._waiting: deque[_Ticket[Any]] = deque()  # admitted, waiting for memory
         self._live: set[_Ticket[Any]] = set()
-        self._running = threading.local()  # .ticket: the job on this pool thread, for grow()
 
     @property
     def workers(self) -> int:
@@ -179,25 +178,6 @@ class WorkGate:
             # A ticket already handed to the pool is released by ``_execute`` when it skips it.
             return True
 
-    def grow(self, cost: int) -> bool:
-        """From a running job: hold ``cost`` more of the memory budget, if it fits now.
-
-        True when the job may go on with it on its thread (released when the job ends); False
-        when something waits for memory or it does not fit, and the caller should end the job and
-        come back through the door with that cost. It saves a header-probed render the second
-        trip (a thread hop and a queue turn) whenever the budget has room at once.
-        """
-        ticket: _Ticket[Any] | None = getattr(self._running, "ticket", None)
-        if ticket is None or cost < 0:
-            return False
-        with self._lock:
-            alone = self._in_use == ticket.cost  # nothing else holds memory: it may run alone
-            if self._waiting or not (alone or self._fits(cost)):
-                return False
-            self._in_use += cost
-            ticket.cost += cost
-            return True
-
     def _fits(self, cost: int) -> bool:
         if self._memory <= 0 or cost == 0 or self._in_use == 0:
             return True
@@ -242,11 +222,9 @@ class WorkGate:
             raise AppError.overloaded(self.retry_after_s, "waited too long for a worker")
         ticket.stop.start()
         self._gauge(self._in_flight, 1)
-        self._running.ticket = ticket
         try:
             return ticket.call()
         finally:
-            self._running.ticket = None
             ticket.stop.end()
             self._gauge(self._in_flight, -1)
 
