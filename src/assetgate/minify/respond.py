@@ -137,15 +137,16 @@ async def asset_response(
         return Prepared.build(etag, version.mtime, headers, ok)
 
     prepared = version.prepare(variant, validators)
+    held = _held(cache)  # a hit's bytes: here and in the hot lane
     if offer is not None:
-        offer(version, variant, file_body if plan.is_passthrough else _held(cache))
+        offer(version, variant, file_body if plan.is_passthrough else held)
     if plan.is_passthrough:
         return send_file(request, source, info, version, prepared)
     if prepared.matches(request):
         return BlockResponse(304, prepared.not_modified)
-    hit = cache.get(prepared.etag) if prepared.ok is not None else None
+    hit = held(version, prepared) if prepared.ok is not None else None
     if hit is not None and prepared.ok is not None:
-        return BlockResponse(200, prepared.ok, b"" if request.method == "HEAD" else hit.body)
+        return BlockResponse(200, prepared.ok, b"" if request.method == "HEAD" else hit)
 
     async def render() -> Rendered:
         rendered = await gate.run(render_file, Path(source), plan, max_bytes)

@@ -173,13 +173,14 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
 
     prepared = source.prepare(variant, validators)
     cache = state.results
-    res.lane.offer(request.scope, found, source, variant, functools.partial(_held_body, cache))
+    held_body = functools.partial(_held_body, cache)  # a hit's bytes: here and in the hot lane
+    res.lane.offer(request.scope, found, source, variant, held_body)
     if prepared.matches(request):
         return BlockResponse(304, prepared.not_modified)
-    if cache is not None and prepared.ok is not None:  # the variant was rendered and kept here
-        held = cache.get(prepared.etag)
-        if held is not None and held.body is not None:
-            return BlockResponse(200, prepared.ok, body_for(request, held.body))
+    if prepared.ok is not None:  # the variant was rendered and kept here
+        body = held_body(source, prepared)
+        if body is not None:
+            return BlockResponse(200, prepared.ok, body_for(request, body))
     job = _job(found.path, info, spec, negotiation, res, state)
 
     async def run() -> Outcome:

@@ -27,7 +27,6 @@ from typing import Final
 from prometheus_client import Counter
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from assetgate.web.caching import is_not_modified
 from assetgate.web.files import Source, Sources, StatKey, stat_key
 from assetgate.web.paths import Located
 from assetgate.web.prepared import HeaderBlock, Prepared
@@ -153,14 +152,7 @@ class HotLane:
         if source is None or prepared is None:
             del self._replays[asked.key]  # another version now, or forgotten: the long way
             return None
-        if (asked.if_none_match is not None or asked.if_modified_since is not None) and (
-            is_not_modified(
-                _text(asked.if_none_match),
-                _text(asked.if_modified_since),
-                etag=prepared.etag,
-                last_modified=prepared.mtime,
-            )
-        ):
+        if prepared.fresh_for(_text(asked.if_none_match), _text(asked.if_modified_since)):
             return 304, prepared.not_modified, b""
         body = None if prepared.ok is None else replay.body(source, prepared)
         if prepared.ok is None or body is None:

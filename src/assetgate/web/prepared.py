@@ -55,8 +55,10 @@ class Prepared:
     def matches(self, request: Request) -> bool:
         """The request's validators match: answer 304 (RFC 9110 §13.2.2)."""
         headers = request.headers
-        if_none_match = headers.get("if-none-match")
-        if_modified_since = headers.get("if-modified-since")
+        return self.fresh_for(headers.get("if-none-match"), headers.get("if-modified-since"))
+
+    def fresh_for(self, if_none_match: str | None, if_modified_since: str | None) -> bool:
+        """``matches`` for validators already read from the headers (the hot lane's)."""
         if if_none_match is None and if_modified_since is None:
             return False
         return is_not_modified(

@@ -154,9 +154,10 @@ class WorkGate:
         finally:
             if gone is not None:
                 gone.cancel()
-        failed = not ticket.future.cancelled() and ticket.future.exception() is not None
+        # Read from the asyncio waiter, so its exception counts as retrieved (asyncio would log
+        # one nobody read, with its traceback).
+        failed = not waiter.cancelled() and waiter.exception() is not None
         if failed and ticket.stop.reason == stopping.ABANDONED:
-            waiter.exception()  # retrieved here: asyncio would log it with a traceback otherwise
             raise AppError.client_gone()
         return waiter.result()
 
