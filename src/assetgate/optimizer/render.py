@@ -2,14 +2,16 @@
 
 This is the only CPU-bound entry of the optimizer. The route takes it through the WorkGate in
 two trips: ``prepare`` (magic bytes, header probe, the plan and its limits: a 413/415/501 costs a
-header read) and ``render``, admitted by what its decoded pixels will cost in memory. The plan
-decides everything; this module only carries it out, in a straight line.
+header read) and ``render``, admitted by what its decoded pixels will cost in memory. What
+``prepare`` found is a fact about one version of the file, so the route remembers it with that
+version: the next render of the variant is one trip. The plan decides everything; this module only
+carries it out, in a straight line.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from assetgate.errors import AppError
@@ -59,6 +61,10 @@ class Prepared:
     @property
     def cost(self) -> int:
         return self.info.decoded_bytes(all_frames=self.plan.animated)
+
+    def at(self, path: Path) -> Prepared:
+        """The same header read through another name of the version (the first may be gone)."""
+        return replace(self, src=path) if isinstance(self.src, Path | str) else self
 
 
 def process(job: Job) -> Outcome:

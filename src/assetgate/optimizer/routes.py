@@ -37,6 +37,7 @@ from assetgate.optimizer.plan import Limits, Negotiation
 from assetgate.optimizer.presets import load_presets, transforms
 from assetgate.optimizer.queries import QueryReader, query_reader
 from assetgate.optimizer.render import Job, Outcome, prepare, render
+from assetgate.optimizer.render import Prepared as Ready
 from assetgate.optimizer.spec import ImageSpec
 from assetgate.optimizer.static import VARIANT as STATIC_VARIANT
 from assetgate.optimizer.static import static_prepared
@@ -184,10 +185,16 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
     job = _job(found.path, info, spec, negotiation, res, state)
 
     async def run() -> Outcome:
-        # Two trips through the door: the header decides what the render costs in memory.
-        ready = await res.gate.run(prepare, job, receive=request.receive)
-        if isinstance(ready, Outcome):
-            return ready
+        # Two trips through the door: the header decides what the render costs in memory. The
+        # header of a version is read once; a later render of the variant goes straight on.
+        ready = source.recall(variant, Ready)
+        if ready is None:
+            probed = await res.gate.run(prepare, job, receive=request.receive)
+            if isinstance(probed, Outcome):
+                return probed
+            source.note(variant, probed)
+            ready = probed
+        ready = ready.at(job.path)
         return await res.gate.run(render, job, ready, cost=ready.cost, receive=request.receive)
 
     if cache is None or source.key != stat_key(info):  # off, or the file is being rewritten

@@ -25,7 +25,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Final
+from typing import Final, TypeVar
 
 import anyio
 
@@ -34,6 +34,7 @@ from assetgate.web.caching import http_date
 from assetgate.web.prepared import Prepared
 
 StatKey = tuple[int, int, int, int, int]
+T = TypeVar("T")
 
 SMALL_FILE_BYTES: Final = 256 * 1024  # read and hashed on the event loop; bytes kept in memory
 MAX_VARIANTS: Final = 64  # prepared answers kept per file version
@@ -52,7 +53,8 @@ def fingerprint_bytes(data: bytes) -> str:
 @dataclass(frozen=True, slots=True, eq=False)
 class Source:
     """One version of a file. ``blocks`` holds the prepared answers derived from it, per variant
-    (built on first use, dropped with the version), so a hit does no header work."""
+    (built on first use, dropped with the version), so a hit does no header work; ``derived``
+    what the parts worked out from its bytes, so a second render skips the header read."""
 
     key: StatKey
     size: int
@@ -61,6 +63,7 @@ class Source:
     last_modified: str  # HTTP-date of mtime
     body: bytes | None  # the content, for small files while the memory budget allows
     blocks: dict[Hashable, Prepared] = field(default_factory=dict)
+    derived: dict[Hashable, object] = field(default_factory=dict)
 
     def prepare(self, variant: Hashable, build: Callable[[Source], Prepared]) -> Prepared:
         """The prepared answer for ``variant``, built on first use; at most ``MAX_VARIANTS`` are
@@ -74,6 +77,16 @@ class Source:
     def keep(self, variant: Hashable, prepared: Prepared) -> None:
         if variant in self.blocks or len(self.blocks) < MAX_VARIANTS:
             self.blocks[variant] = prepared
+
+    def recall(self, key: Hashable, kind: type[T]) -> T | None:
+        """What a part worked out from this version's bytes (a decoded image header, say)."""
+        found = self.derived.get(key)
+        return found if isinstance(found, kind) else None
+
+    def note(self, key: Hashable, value: object) -> None:
+        """Remember ``value`` with this version (dropped with it; at most ``MAX_VARIANTS``)."""
+        if key in self.derived or len(self.derived) < MAX_VARIANTS:
+            self.derived[key] = value
 
 
 class Sources:
@@ -163,7 +176,7 @@ class Sources:
         if source.key != key or time.time() - read.st_ctime_ns / 1e9 < self.settle_s:
             return source
         if body is not None and len(body) > self.body_budget_bytes:
-            source = replace(source, body=None, blocks={})
+            source = replace(source, body=None, blocks={}, derived={})
         if source.body is not None:
             while self.body_bytes + len(source.body) > self.body_budget_bytes:
                 self._drop_oldest()

@@ -1,0 +1,110 @@
+"""A version's image header is read once: a later render of it goes through the door once.
+
+The first render of a variant sniffs and probes the file (one WorkGate trip) and renders it (a
+second); what the probe found is remembered with the file's version, so the next render of that
+version skips the probe. A rewritten file is a new version and is read anew. Files are aged past
+``Sources``' settle time: a version younger than that is never remembered.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import pyvips
+
+from assetgate.imaging.formats import HEAD_BYTES
+from assetgate.imaging.limits import DecodeLimits
+from assetgate.optimizer import render, routes
+from assetgate.optimizer.plan import Limits, Negotiation
+from assetgate.optimizer.spec import parse_spec
+from assetgate.settings import Settings
+from tests.conftest import app_client
+from tests.imaging import factory as make
+
+SETTLE_S = 2.1  # web.files.Sources' default settle time, and a little
+NO_CACHE = {"accept": "image/png", "cache-control": "no-cache"}
+
+
+@pytest.fixture
+def probes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The files the route sends to the header probe, in order."""
+    seen: list[Path] = []
+
+    def counting(job: render.Job) -> render.Prepared | render.Outcome:
+        seen.append(job.path)
+        return render.prepare(job)
+
+    monkeypatch.setattr(routes, "prepare", counting)
+    return seen
+
+
+def dimensions(body: bytes) -> tuple[int, int]:
+    image = pyvips.Image.new_from_buffer(body, "")
+    return image.width, image.height
+
+
+@pytest.mark.anyio
+async def test_the_second_render_of_a_version_skips_the_header_probe(
+    tmp_path: Path, make_settings: Callable[..., Settings], probes: list[Path]
+) -> None:
+    root = tmp_path / "aged"
+    root.mkdir()
+    (root / "photo.jpg").write_bytes(make.jpeg(400, 300))
+    time.sleep(SETTLE_S)
+    # Result cache off: every request renders.
+    async with app_client(make_settings(root=root, result_cache_bytes=0)) as client:
+        first = await client.get("/photo.jpg?w=100&format=png", headers=NO_CACHE)
+        again = await client.get("/photo.jpg?w=100&format=png", headers=NO_CACHE)
+        other = await client.get("/photo.jpg?w=40&format=png", headers=NO_CACHE)
+    assert [r.status_code for r in (first, again, other)] == [200, 200, 200]
+    assert first.content == again.content
+    assert dimensions(first.content) == (100, 75)
+    assert dimensions(other.content) == (40, 30)
+    # One probe per variant of the version: the repeat went straight to the render.
+    assert probes == [root / "photo.jpg", root / "photo.jpg"]
+
+
+@pytest.mark.anyio
+async def test_a_rewritten_file_is_planned_from_its_new_header(
+    tmp_path: Path, make_settings: Callable[..., Settings], probes: list[Path]
+) -> None:
+    root = tmp_path / "aged"
+    root.mkdir()
+    photo = root / "photo.jpg"
+    photo.write_bytes(make.jpeg(400, 300))
+    time.sleep(SETTLE_S)
+    async with app_client(make_settings(root=root, result_cache_bytes=0)) as client:
+        landscape = await client.get("/photo.jpg?w=100&format=png", headers=NO_CACHE)
+        photo.write_bytes(make.jpeg(300, 400))  # the same name, another header
+        portrait = await client.get("/photo.jpg?w=100&format=png", headers=NO_CACHE)
+    assert dimensions(landscape.content) == (100, 75)
+    assert dimensions(portrait.content) == (100, 133)
+    assert len(probes) == 2
+
+
+def test_a_remembered_header_opens_the_name_the_request_used(tmp_path: Path) -> None:
+    """The name that first read a version may be gone (renamed) when another renders it."""
+    settings = Settings()
+    data = make.noise_jpeg(400, 300)  # over HEAD_BYTES: read from its name, not held
+    assert len(data) > HEAD_BYTES
+    (tmp_path / "a.jpg").write_bytes(data)
+    job = render.Job(
+        path=tmp_path / "a.jpg",
+        size=len(data),
+        spec=parse_spec({"w": "20", "format": "png"}),
+        negotiation=Negotiation(webp=False),
+        limits=Limits(DecodeLimits.from_settings(settings), 10**8, 10**8),
+    )
+    ready = render.prepare(job)
+    assert isinstance(ready, render.Prepared)
+    (tmp_path / "a.jpg").rename(tmp_path / "b.jpg")
+    moved = ready.at(tmp_path / "b.jpg")
+    assert moved.src == tmp_path / "b.jpg"
+    outcome = render.render(job, moved)
+    assert outcome.body is not None
+    assert dimensions(outcome.body) == (20, 15)
+    small = render.Prepared(b"\xff\xd8", ready.fmt, ready.info, ready.plan)
+    assert small.at(tmp_path / "b.jpg") is small  # a small file's bytes are the version itself
