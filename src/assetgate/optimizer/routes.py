@@ -192,7 +192,8 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
             probed = await res.gate.run(prepare, job, receive=request.receive)
             if isinstance(probed, Outcome):
                 return probed
-            source.note(variant, probed)
+            if isinstance(probed.src, Path):  # a small file's head (its bytes) is not kept
+                source.note(variant, probed)
             ready = probed
         ready = ready.at(job.path)
         return await res.gate.run(render, job, ready, cost=ready.cost, receive=request.receive)
