@@ -229,6 +229,7 @@ class LoadResult:
     server_cpu_ms_per_req: float
     client_cpu_pct: float
     foreign_cpu_pct: float
+    idle_cores: float = 0.0  # the machine's cores left idle, on average over the run
 
     def as_json(self) -> dict[str, float | int]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -271,7 +272,8 @@ def run_wrk(
     server_cpu = tree_cpu_s(server_pid) - server0
     client_cpu = usage.ru_utime + usage.ru_stime
     own_cpu = _self_cpu_s() - self0
-    foreign = machine_busy_s() - busy0 - server_cpu - client_cpu - own_cpu
+    busy = machine_busy_s() - busy0
+    foreign = busy - server_cpu - client_cpu - own_cpu
     if process.returncode != 0:
         raise RuntimeError(f"wrk failed ({process.returncode}): {err.strip()}")
     line = next(x for x in out.splitlines() if x.startswith("{"))
@@ -291,6 +293,7 @@ def run_wrk(
         server_cpu_ms_per_req=1000 * server_cpu / requests if requests else 0.0,
         client_cpu_pct=100 * client_cpu / wall,
         foreign_cpu_pct=max(0.0, 100 * foreign / (wall * NCPU)),
+        idle_cores=max(0.0, NCPU - busy / wall),
     )
 
 

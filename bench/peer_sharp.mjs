@@ -7,7 +7,7 @@ import http from "node:http";
 import path from "node:path";
 import sharp from "sharp";
 
-const [root, port, quality, webpEffort] = process.argv.slice(2);
+const [root, port, quality, webpEffort, loopSeconds] = process.argv.slice(2);
 const Q = Number(quality);
 const EFFORT = Number(webpEffort);
 sharp.concurrency(1);
@@ -21,6 +21,29 @@ function render(file, width, format) {
   return pipeline
     .jpeg({ quality: Q, optimiseCoding: true, chromaSubsampling: "4:2:0", mozjpeg: false })
     .toBuffer();
+}
+
+// In-process mode (port "loop"): one chain of renders per libuv thread for loopSeconds, no HTTP;
+// prints renders/s, CPU ms per render and busy cores as JSON.
+if (port === "loop") {
+  const file = path.join(root, "photo.jpg");
+  const stop = Date.now() + Number(loopSeconds) * 1000;
+  const chains = Number(process.env.UV_THREADPOOL_SIZE || "1");
+  let renders = 0;
+  const start = process.hrtime.bigint();
+  const cpu0 = process.cpuUsage();
+  const chain = async () => {
+    while (Date.now() < stop) {
+      await render(file, 800, "jpeg");
+      renders += 1;
+    }
+  };
+  await Promise.all(Array.from({ length: chains }, chain));
+  const wall = Number(process.hrtime.bigint() - start) / 1e9;
+  const used = process.cpuUsage(cpu0);
+  const cpu = (used.user + used.system) / 1e6;
+  console.log(JSON.stringify({ rate: renders / wall, cpu_ms: (1000 * cpu) / renders, busy: cpu / wall }));
+  process.exit(0);
 }
 
 const server = http.createServer(async (req, res) => {

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/peer_sharp.py              # 3 rounds of 10 s points, about 3 minutes
     .venv/bin/python bench/peer_sharp.py --rss        # also peak RSS at c=16, result cache on/off
+    .venv/bin/python bench/peer_sharp.py --in-process # also the render path, no HTTP either side
 
 A 12 MP photo-like JPEG (the one ``bench/optimizer.py`` generates) resized to width 800 as JPEG
 and as WebP, at assetgate's default quality and WebP effort (read from its settings), by:
@@ -156,7 +157,7 @@ def measure_rounds(
                 say(
                     f"  round {number + 1} {case.key:<5} {server.name:<9} {run.rps:7.1f} req/s  "
                     f"p50 {run.p50_ms:6.1f} ms  cpu/req {run.server_cpu_ms_per_req:6.1f} ms  "
-                    f"foreign {run.foreign_cpu_pct:4.1f} %"
+                    f"idle {run.idle_cores:4.2f} cores  foreign {run.foreign_cpu_pct:4.1f} %"
                 )
             table[case.key].append(figures)
     return table
@@ -176,6 +177,77 @@ def report_ratios(table: dict[str, list[dict[str, float]]]) -> bool:
             f"server CPU per request assetgate/sharp median {cpu:.2f}"
         )
     return ok
+
+
+def _assetgate_loop(root: Path, seconds: float, threads: int) -> dict[str, float]:
+    """Renders/s of ``threads`` threads each running the optimizer's job (header probe, then
+    render) on the JPEG case back to back, in this process: the render path without HTTP."""
+    import threading
+    import time
+
+    from assetgate.imaging import vips
+    from assetgate.imaging.limits import DecodeLimits
+    from assetgate.optimizer.plan import Limits, Negotiation
+    from assetgate.optimizer.render import Job, process
+    from assetgate.optimizer.spec import parse_spec
+    from assetgate.settings import Settings
+
+    settings = Settings(root=root)
+    vips.configure(settings)
+    photo = root / "photo.jpg"
+    job = Job(
+        path=photo,
+        size=photo.stat().st_size,
+        spec=parse_spec({"width": str(TARGET_WIDTH), "format": "jpeg"}),
+        negotiation=Negotiation(webp=False),
+        limits=Limits(
+            DecodeLimits.from_settings(settings),
+            settings.max_upscale_pixels,
+            settings.max_avif_pixels,
+        ),
+        webp_effort=settings.webp_effort,
+        fast_shrink=settings.fast_shrink,
+    )
+    process(job)  # warm
+    stop = time.monotonic() + seconds
+    done = [0] * threads
+
+    def chain(slot: int) -> None:
+        while time.monotonic() < stop:
+            process(job)
+            done[slot] += 1
+
+    workers = [threading.Thread(target=chain, args=(n,)) for n in range(threads)]
+    start, cpu0 = time.monotonic(), time.process_time()
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    wall, cpu = time.monotonic() - start, time.process_time() - cpu0
+    renders = sum(done)
+    return {"rate": renders / wall, "cpu_ms": 1000 * cpu / renders, "busy": cpu / wall}
+
+
+def measure_in_process(script: Path, root: Path, defaults: dict[str, int], seconds: int) -> None:
+    """The same JPEG render without HTTP on either side: one chain per core, alternating."""
+    import json
+
+    say(f"in process, no HTTP ({NCPU} threads or libuv threads, {seconds} s each, JPEG case):")
+    ratios = []
+    for number in range(3):
+        argv = ["node", str(script), str(root), "loop", str(defaults["quality"])]
+        argv += [str(defaults["webp_effort"]), str(seconds)]
+        env = {**os.environ, "UV_THREADPOOL_SIZE": str(NCPU)}
+        peer = json.loads(subprocess.run(argv, env=env, capture_output=True, check=True).stdout)
+        ours = _assetgate_loop(root, seconds, NCPU)
+        ratios.append(ours["rate"] / peer["rate"])
+        for name, row in (("assetgate", ours), ("sharp", peer)):
+            say(
+                f"  round {number + 1} {name:<9} {row['rate']:6.2f} renders/s  "
+                f"cpu/render {row['cpu_ms']:5.1f} ms  busy {row['busy']:4.2f} cores"
+            )
+    each = ", ".join(f"{r:.2f}" for r in ratios)
+    say(f"in process assetgate/sharp median {statistics.median(ratios):.2f}x (rounds: {each})")
 
 
 def measure_rss(root: Path, wrk: str, duration_s: int) -> None:
@@ -209,6 +281,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--duration", type=int, default=10, help="seconds per measured point")
     parser.add_argument("--rss", action="store_true", help="also RSS with the result cache on/off")
+    parser.add_argument(
+        "--in-process", action="store_true", help="also the render path without HTTP on both sides"
+    )
     args = parser.parse_args(argv)
     wrk = loadgen.ensure_wrk()
     script = ensure_sharp()
@@ -236,6 +311,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             quality_check(root, urls)
             table = measure_rounds((ours, peer), args.rounds, args.duration, wrk)
         ok = report_ratios(table)
+        if args.in_process:
+            measure_in_process(script, root, defaults, args.duration)
         if args.rss:
             measure_rss(root, wrk, args.duration)
     return 0 if ok else 1
