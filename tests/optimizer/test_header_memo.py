@@ -41,6 +41,16 @@ def probes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     return seen
 
 
+def aged_root(tmp_path: Path, files: dict[str, bytes]) -> Path:
+    """A document root whose files are old enough for ``Sources`` to remember their versions."""
+    root = tmp_path / "aged"
+    root.mkdir()
+    for name, data in files.items():
+        (root / name).write_bytes(data)
+    time.sleep(SETTLE_S)
+    return root
+
+
 def dimensions(body: bytes) -> tuple[int, int]:
     image = pyvips.Image.new_from_buffer(body, "")
     return image.width, image.height
@@ -50,11 +60,9 @@ def dimensions(body: bytes) -> tuple[int, int]:
 async def test_the_second_render_of_a_version_skips_the_header_probe(
     tmp_path: Path, make_settings: Callable[..., Settings], probes: list[Path]
 ) -> None:
-    root = tmp_path / "aged"
-    root.mkdir()
-    (root / "photo.jpg").write_bytes(make.noise_jpeg(400, 300))  # over HEAD_BYTES
-    (root / "small.jpg").write_bytes(make.jpeg(400, 300))  # read whole by the probe
-    time.sleep(SETTLE_S)
+    # photo.jpg is over HEAD_BYTES; small.jpg is read whole by the probe.
+    files = {"photo.jpg": make.noise_jpeg(400, 300), "small.jpg": make.jpeg(400, 300)}
+    root = aged_root(tmp_path, files)
     # Result cache off: every request renders.
     async with app_client(make_settings(root=root, result_cache_bytes=0)) as client:
         first = await client.get("/photo.jpg?w=100&format=png", headers=NO_CACHE)
@@ -76,11 +84,8 @@ async def test_the_second_render_of_a_version_skips_the_header_probe(
 async def test_a_rewritten_file_is_planned_from_its_new_header(
     tmp_path: Path, make_settings: Callable[..., Settings], probes: list[Path]
 ) -> None:
-    root = tmp_path / "aged"
-    root.mkdir()
+    root = aged_root(tmp_path, {"photo.jpg": make.noise_jpeg(400, 300)})
     photo = root / "photo.jpg"
-    photo.write_bytes(make.noise_jpeg(400, 300))
-    time.sleep(SETTLE_S)
     async with app_client(make_settings(root=root, result_cache_bytes=0)) as client:
         landscape = await client.get("/photo.jpg?w=100&format=png", headers=NO_CACHE)
         photo.write_bytes(make.noise_jpeg(300, 400))  # the same name, another header
