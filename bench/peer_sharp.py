@@ -186,7 +186,6 @@ def _assetgate_loop(root: Path, seconds: float, threads: int) -> dict[str, float
     import time
 
     from assetgate.imaging import vips
-    from assetgate.imaging.limits import DecodeLimits
     from assetgate.optimizer.plan import Limits, Negotiation
     from assetgate.optimizer.render import Job, process
     from assetgate.optimizer.spec import parse_spec
@@ -200,11 +199,7 @@ def _assetgate_loop(root: Path, seconds: float, threads: int) -> dict[str, float
         size=photo.stat().st_size,
         spec=parse_spec({"width": str(TARGET_WIDTH), "format": "jpeg"}),
         negotiation=Negotiation(webp=False),
-        limits=Limits(
-            DecodeLimits.from_settings(settings),
-            settings.max_upscale_pixels,
-            settings.max_avif_pixels,
-        ),
+        limits=Limits.from_settings(settings),
         webp_effort=settings.webp_effort,
         fast_shrink=settings.fast_shrink,
     )

@@ -16,7 +16,6 @@ import pytest
 import pyvips
 
 from assetgate.imaging.formats import HEAD_BYTES
-from assetgate.imaging.limits import DecodeLimits
 from assetgate.optimizer import render, routes
 from assetgate.optimizer.plan import Limits, Negotiation
 from assetgate.optimizer.spec import parse_spec
@@ -106,7 +105,7 @@ def test_a_remembered_header_opens_the_name_the_request_used(tmp_path: Path) -> 
         size=len(data),
         spec=parse_spec({"w": "20", "format": "png"}),
         negotiation=Negotiation(webp=False),
-        limits=Limits(DecodeLimits.from_settings(settings), 10**8, 10**8),
+        limits=Limits.from_settings(settings),
     )
     ready = render.prepare(job)
     assert isinstance(ready, render.Prepared)

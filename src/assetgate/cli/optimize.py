@@ -28,7 +28,6 @@ from assetgate.cli.settings_errors import load_settings
 from assetgate.errors import AppError
 from assetgate.imaging import vips
 from assetgate.imaging.formats import IMAGE_EXTENSIONS
-from assetgate.imaging.limits import DecodeLimits
 from assetgate.optimizer.params import PARAMS, Param
 from assetgate.optimizer.plan import Limits, Negotiation
 from assetgate.optimizer.render import Job, process
@@ -157,11 +156,7 @@ def _images(src: Path, dest: Path) -> Iterator[Path]:
 
 
 def _run_all(tasks: list[Task], dest: Path, settings: Settings, jobs: int) -> list[Done]:
-    limits = Limits(
-        decode=DecodeLimits.from_settings(settings),
-        max_upscale_pixels=settings.max_upscale_pixels,
-        max_avif_pixels=settings.max_avif_pixels,
-    )
+    limits = Limits.from_settings(settings)
     results: list[Done] = []
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeRemainingColumn())  # fmt: skip

@@ -32,6 +32,7 @@ from assetgate.imaging.formats import (
 from assetgate.imaging.limits import DecodeLimits, check_animation
 from assetgate.optimizer.params import Gravity
 from assetgate.optimizer.spec import NO_FILTERS, Filters, ImageSpec
+from assetgate.settings import Settings
 from assetgate.web.negotiation import accepts
 
 #: The formats whose use depends on ``Accept`` (JPEG, PNG and GIF every client shows).
@@ -43,6 +44,15 @@ class Limits:
     decode: DecodeLimits
     max_upscale_pixels: int
     max_avif_pixels: int
+
+    @classmethod
+    def from_settings(cls, settings: Settings, decode: DecodeLimits | None = None) -> Limits:
+        """``decode``: the ones already built from ``settings`` (``Resources`` keeps them)."""
+        return cls(
+            decode=decode or DecodeLimits.from_settings(settings),
+            max_upscale_pixels=settings.max_upscale_pixels,
+            max_avif_pixels=settings.max_avif_pixels,
+        )
 
 
 @dataclass(frozen=True, slots=True)

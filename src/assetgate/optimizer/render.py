@@ -62,9 +62,14 @@ class Prepared:
     def cost(self) -> int:
         return self.info.decoded_bytes(all_frames=self.plan.animated)
 
+    @property
+    def by_name(self) -> bool:
+        """Read from the file's name; a small file's ``src`` is its head, i.e. its bytes."""
+        return isinstance(self.src, Path | str)
+
     def at(self, path: Path) -> Prepared:
         """The same header read through another name of the version (the first may be gone)."""
-        return replace(self, src=path) if isinstance(self.src, Path | str) else self
+        return replace(self, src=path) if self.by_name else self
 
 
 def process(job: Job) -> Outcome:

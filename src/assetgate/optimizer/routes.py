@@ -88,11 +88,7 @@ async def lifespan(res: Resources) -> AsyncIterator[OptimizerState]:
     yield OptimizerState(
         # The shrink mode changes JPEG output bytes, so it is part of every image ETag.
         engine=engine_version() + ("/fast-shrink" if settings.fast_shrink else ""),
-        limits=Limits(
-            decode=res.decode_limits,
-            max_upscale_pixels=settings.max_upscale_pixels,
-            max_avif_pixels=settings.max_avif_pixels,
-        ),
+        limits=Limits.from_settings(settings, res.decode_limits),
         cors={
             "Access-Control-Allow-Origin": settings.cors_origin,
             "Access-Control-Expose-Headers": EXPOSED,
@@ -188,14 +184,15 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
         # Two trips through the door: the header decides what the render costs in memory. The
         # header of a version is read once; a later render of the variant goes straight on.
         ready = source.recall(variant, Ready)
-        if ready is None:
+        if ready is not None:
+            ready = ready.at(job.path)
+        else:
             probed = await res.gate.run(prepare, job, receive=request.receive)
             if isinstance(probed, Outcome):
                 return probed
-            if isinstance(probed.src, Path):  # a small file's head (its bytes) is not kept
+            if probed.by_name:  # a small file's head (its bytes) is not kept twice
                 source.note(variant, probed)
             ready = probed
-        ready = ready.at(job.path)
         return await res.gate.run(render, job, ready, cost=ready.cost, receive=request.receive)
 
     if cache is None or source.key != stat_key(info):  # off, or the file is being rewritten

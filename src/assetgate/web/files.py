@@ -35,6 +35,7 @@ from assetgate.web.prepared import Prepared
 
 StatKey = tuple[int, int, int, int, int]
 T = TypeVar("T")
+V = TypeVar("V")
 
 SMALL_FILE_BYTES: Final = 256 * 1024  # read and hashed on the event loop; bytes kept in memory
 MAX_VARIANTS: Final = 64  # prepared answers kept per file version
@@ -75,8 +76,7 @@ class Source:
         return found
 
     def keep(self, variant: Hashable, prepared: Prepared) -> None:
-        if variant in self.blocks or len(self.blocks) < MAX_VARIANTS:
-            self.blocks[variant] = prepared
+        _put_bounded(self.blocks, variant, prepared)
 
     def recall(self, key: Hashable, kind: type[T]) -> T | None:
         """What a part worked out from this version's bytes (a decoded image header, say)."""
@@ -85,8 +85,14 @@ class Source:
 
     def note(self, key: Hashable, value: object) -> None:
         """Remember ``value`` with this version (dropped with it; at most ``MAX_VARIANTS``)."""
-        if key in self.derived or len(self.derived) < MAX_VARIANTS:
-            self.derived[key] = value
+        _put_bounded(self.derived, key, value)
+
+
+def _put_bounded(table: dict[Hashable, V], key: Hashable, value: V) -> None:
+    """Replace, or add while the table holds fewer than ``MAX_VARIANTS``: a stream of distinct
+    queries cannot grow what one version keeps."""
+    if key in table or len(table) < MAX_VARIANTS:
+        table[key] = value
 
 
 class Sources:
