@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,13 @@ from assetgate.settings import DEMO_ROOT, Settings
 def test_defaults_serve_the_demo_root(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ASSETGATE_ROOT", raising=False)
     assert Settings().root == DEMO_ROOT
+
+
+def test_render_threads_default_to_one_more_than_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ASSETGATE_RENDER_WORKERS", raising=False)
+    assert Settings().render_workers == (os.cpu_count() or 1) + 1
+    monkeypatch.setenv("ASSETGATE_RENDER_WORKERS", "2")
+    assert Settings().render_workers == 2
 
 
 def test_every_field_reads_its_environment_variable(

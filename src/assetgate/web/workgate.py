@@ -1,8 +1,9 @@
 """The one door CPU-bound work goes through (DESIGN C8): by count, by memory, with deadlines.
 
-A pool of N threads (N = ``ASSETGATE_RENDER_WORKERS``, the cores) runs the jobs; at most
-``queue`` more wait, and one beyond that is refused at once with a 503 and ``Retry-After``
-instead of a growing backlog. libvips and zlib release the GIL, so the threads overlap on the cores.
+A pool of N threads (N = ``ASSETGATE_RENDER_WORKERS``, one more than the cores) runs the jobs;
+at most ``queue`` more wait, and one beyond that is refused at once with a 503 and
+``Retry-After`` instead of a growing backlog. libvips and zlib release the GIL, so the threads
+overlap on the cores.
 
 Memory: a job may say what it costs (``cost``, the bytes its decoded pixels will take, known from
 the header probe). Jobs whose costs together fit ``memory_bytes`` go to the pool; one that does
