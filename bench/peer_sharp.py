@@ -3,6 +3,7 @@
     .venv/bin/python bench/peer_sharp.py              # 3 rounds of 10 s points, about 3 minutes
     .venv/bin/python bench/peer_sharp.py --rss        # also peak RSS at c=16, result cache on/off
     .venv/bin/python bench/peer_sharp.py --in-process # also the render path, no HTTP either side
+    .venv/bin/python bench/peer_sharp.py --rounds 20 --duration 6  # pairs: a 1-3 % difference
 
 A 12 MP photo-like JPEG (the one ``bench/optimizer.py`` generates) resized to width 800 as JPEG
 and as WebP, at assetgate's default quality and WebP effort (read from its settings), by:
@@ -171,8 +172,10 @@ def report_ratios(table: dict[str, list[dict[str, float]]]) -> bool:
         ok = ok and median >= TARGET_RATIO
         each = ", ".join(f"{r:.2f}" for r in ratios)
         cpu = statistics.median(r["assetgate cpu"] / r["sharp cpu"] for r in rounds)
+        ahead = sum(r > 1 for r in ratios)
         say(
-            f"{key:<5} assetgate/sharp median {median:.2f}x (rounds: {each}); "
+            f"{key:<5} assetgate/sharp median {median:.3f}x, mean {statistics.mean(ratios):.3f}x, "
+            f"ahead in {ahead} of {len(ratios)} rounds (rounds: {each}); "
             f"target >= {TARGET_RATIO:.1f}x: {'met' if median >= TARGET_RATIO else 'MISSED'}; "
             f"server CPU per request assetgate/sharp median {cpu:.2f}"
         )
