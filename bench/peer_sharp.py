@@ -197,14 +197,13 @@ def _assetgate_loop(root: Path, seconds: float, threads: int) -> dict[str, float
     settings = Settings(root=root)
     vips.configure(settings)
     photo = root / "photo.jpg"
-    job = Job(
+    job = Job.from_settings(
+        settings,
         path=photo,
         size=photo.stat().st_size,
         spec=parse_spec({"width": str(TARGET_WIDTH), "format": "jpeg"}),
         negotiation=Negotiation(webp=False),
         limits=Limits.from_settings(settings),
-        webp_effort=settings.webp_effort,
-        fast_shrink=settings.fast_shrink,
     )
     process(job)  # warm
     stop = time.monotonic() + seconds

@@ -178,15 +178,13 @@ def optimize_one(task: Task, dest: Path, limits: Limits, settings: Settings) -> 
         return Done(task, 0, error=f"cannot read: {exc.strerror}")
     try:
         spec: ImageSpec = parse_spec(task.query)
-        job = Job(
+        job = Job.from_settings(
+            settings,
             path=task.source,
             size=size,
             spec=spec,
             negotiation=Negotiation(webp=False),  # no Accept: the input format unless --format
             limits=limits,
-            webp_effort=settings.webp_effort,
-            avif_effort=settings.avif_effort,
-            fast_shrink=settings.fast_shrink,
         )
         outcome = process(job)
         stem = task.relative.with_suffix("").name + task.suffix

@@ -22,6 +22,7 @@ from assetgate.imaging.load import SourceInfo, decoding, open_image, probe
 from assetgate.optimizer.pipeline import run
 from assetgate.optimizer.plan import Limits, Negotiation, Plan, make_plan
 from assetgate.optimizer.spec import ImageSpec
+from assetgate.settings import Settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +35,30 @@ class Job:
     webp_effort: int = 2
     avif_effort: int = 2
     fast_shrink: bool = True
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Settings,
+        *,
+        path: Path,
+        size: int,
+        spec: ImageSpec,
+        negotiation: Negotiation,
+        limits: Limits,
+    ) -> Job:
+        """The job with the encoder knobs ``settings`` choose (the route, the command line and
+        the benchmarks build it alike)."""
+        return cls(
+            path=path,
+            size=size,
+            spec=spec,
+            negotiation=negotiation,
+            limits=limits,
+            webp_effort=settings.webp_effort,
+            avif_effort=settings.avif_effort,
+            fast_shrink=settings.fast_shrink,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -178,7 +178,14 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
         body = held_body(source, prepared)
         if body is not None:
             return BlockResponse(200, prepared.ok, body_for(request, body))
-    job = _job(found.path, info, spec, negotiation, res, state)
+    job = Job.from_settings(
+        res.settings,
+        path=found.path,
+        size=info.st_size,
+        spec=spec,
+        negotiation=negotiation,
+        limits=state.limits,
+    )
 
     async def run() -> Outcome:
         # Two trips through the door: the header decides what the render costs in memory. The
@@ -243,26 +250,6 @@ def _image_headers(
     if spec.format is None:
         headers["Vary"] = "Accept"
     return headers
-
-
-def _job(
-    path: Path,
-    info: os.stat_result,
-    spec: ImageSpec,
-    negotiation: Negotiation,
-    res: Resources,
-    state: OptimizerState,
-) -> Job:
-    return Job(
-        path=path,
-        size=info.st_size,
-        spec=spec,
-        negotiation=negotiation,
-        limits=state.limits,
-        webp_effort=res.settings.webp_effort,
-        avif_effort=res.settings.avif_effort,
-        fast_shrink=res.settings.fast_shrink,
-    )
 
 
 def _passthrough(
