@@ -9,7 +9,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from assetgate.web.routegroup import RouteGroup, grouped, literal_prefix
+from assetgate.web.routegroup import RouteGroup, grouped, literal_prefix, route_path
 
 pytestmark = pytest.mark.anyio
 
@@ -45,3 +45,19 @@ async def test_a_group_answers_as_its_routes_and_lets_other_paths_through() -> N
         assert wrong.status_code == 405
         assert set(wrong.headers["allow"].split(", ")) == {"GET", "HEAD"}  # Starlette joins a set
     assert app.url_path_for("files", rest="b@2/y.css") == "/npm/b@2/y.css"
+
+
+@pytest.mark.parametrize(
+    ("path", "root_path", "expected"),
+    [
+        ("/npm/x", "", "/npm/x"),
+        ("/sub/npm/x", "/sub", "/npm/x"),
+        ("/sub", "/sub", ""),
+        ("/subway/x", "/sub", "/subway/x"),  # a longer segment is not below the mount point
+        ("/other", "/sub", "/other"),
+    ],
+)
+def test_route_path_is_the_path_below_the_mount_point(
+    path: str, root_path: str, expected: str
+) -> None:
+    assert route_path({"type": "http", "path": path, "root_path": root_path}) == expected

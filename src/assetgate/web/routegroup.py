@@ -12,11 +12,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from starlette._utils import get_route_path
 from starlette.routing import BaseRoute, Match, NoMatchFound, Route
 from starlette.types import Receive, Scope, Send
 
 _MATCHED: Final = "assetgate.route"
+
+
+def route_path(scope: Scope) -> str:
+    """The path below the app's mount point (``root_path``), as Starlette's router matches it.
+
+    Starlette's own helper for this is private (``starlette._utils``), so its rule is kept here.
+    """
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    if not root or not path.startswith(root):
+        return path
+    if path == root:
+        return ""
+    return path[len(root) :] if path[len(root)] == "/" else path
 
 
 def literal_prefix(routes: Sequence[Route]) -> str:
@@ -34,7 +47,7 @@ class RouteGroup(BaseRoute):
         self.prefix = literal_prefix(self.routes)
 
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
-        if scope["type"] != "http" or not get_route_path(scope).startswith(self.prefix):
+        if scope["type"] != "http" or not route_path(scope).startswith(self.prefix):
             return Match.NONE, {}
         partial: tuple[Match, Scope] | None = None
         for route in self.routes:
