@@ -114,6 +114,7 @@ class Resources:
 
     async def aclose(self) -> None:
         self.asset_lane.close()
+        await self.limiter.aclose()
         await self.assets.aclose()
         if self.shared is not None:
             await self.shared.client.aclose()
