@@ -95,6 +95,8 @@ class Settings(BaseSettings):
     upload_max_files: int = Field(default=20, ge=1)
     upload_max_total_bytes: int = Field(default=100 * 1024 * 1024, ge=1)
     work_dir: Path | None = None  # where conversion writes its per-request files; None: system temp
+    convert_output_max_bytes: int = Field(default=64 * 1024 * 1024, ge=1)
+    convert_output_max_total_bytes: int = Field(default=256 * 1024 * 1024, ge=1)
 
     # --- whois (D) ----------------------------------------------------------------------------
     whois_servers: Path | None = None
