@@ -155,7 +155,8 @@ def bench_per_megapixel(
         ref_out = workdir / f"cwebp-{item.name}.webp"
 
         def ours(item: Input = item, out: Path = ours_out) -> None:
-            to_webp(item.path, out, inspect(item.path, item.name, limits), options, limits)
+            found = inspect(item.path, item.name, limits)
+            to_webp(item.path, out, found, options, limits, settings.convert_output_max_bytes)
 
         command = [cwebp, "-quiet", "-q", str(QUALITY), "-m", str(effort), "-metadata", "none"]
         command += [str(item.path), "-o", str(ref_out)]

@@ -16,6 +16,7 @@ from starlette.requests import Request
 from assetgate.cache import FOREVER, Cache, Codec, DiskTier, SharedTier, connect
 from assetgate.imaging.limits import DecodeLimits
 from assetgate.minify import cache as minify_cache
+from assetgate.minify.lane import AssetLane
 from assetgate.minify.render import Rendered
 from assetgate.settings import Settings
 from assetgate.web.files import Sources
@@ -40,6 +41,7 @@ class Resources:
     results: DiskTier | None  # the result cache's directory; None when turned off
     assets: Cache[Rendered]  # minified/gzipped CSS and JS, shared by the optimizer and packages
     lane: HotLane  # repeat requests for unchanged files, answered before routing
+    asset_lane: AssetLane  # where CSS/JS renders run: minifying in killable processes
 
     @classmethod
     def build(
@@ -51,18 +53,19 @@ class Resources:
         results = None
         if settings.result_cache_bytes > 0:
             results = DiskTier(settings.result_cache_dir, settings.result_cache_bytes)
+        gate = WorkGate(
+            settings.render_workers,
+            settings.render_queue,
+            memory_bytes=settings.render_memory_bytes,
+            queue_wait_s=settings.render_queue_wait_s,
+            timeout_s=settings.render_timeout_s,
+            queue_depth=metrics.queue_depth,
+            in_flight=metrics.in_flight,
+        )
         return cls(
             settings=settings,
             http=http,
-            gate=WorkGate(
-                settings.render_workers,
-                settings.render_queue,
-                memory_bytes=settings.render_memory_bytes,
-                queue_wait_s=settings.render_queue_wait_s,
-                timeout_s=settings.render_timeout_s,
-                queue_depth=metrics.queue_depth,
-                in_flight=metrics.in_flight,
-            ),
+            gate=gate,
             limiter=RateLimiter.from_settings(settings),
             metrics=metrics,
             decode_limits=DecodeLimits.from_settings(settings),
@@ -75,6 +78,7 @@ class Resources:
                 memory_bytes=settings.asset_cache_bytes,
                 disk=results,
                 metrics=metrics,
+                ttl=minify_cache.ttl,
             ),
             # A rate-limited optimizer spends budget on every request: no request skips the route.
             lane=HotLane(
@@ -82,6 +86,7 @@ class Resources:
                 enabled="optimizer" not in settings.rate_limit_parts,
                 answered=metrics.hot_lane_answers,
             ),
+            asset_lane=AssetLane.from_settings(settings, gate),
         )
 
     def cache(
@@ -108,6 +113,8 @@ class Resources:
         )
 
     async def aclose(self) -> None:
+        self.asset_lane.close()
+        await self.limiter.aclose()
         await self.assets.aclose()
         if self.shared is not None:
             await self.shared.client.aclose()

@@ -71,6 +71,8 @@ class Settings(BaseSettings):
     asset_max_bytes: int = Field(default=8 * 1024 * 1024, ge=1)
     asset_cache_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
     file_memory_bytes: int = Field(default=32 * 1024 * 1024, ge=0)
+    minify_workers: int = Field(default=0, ge=0)  # 0: half the cores, at least one
+    minify_timeout_s: float = Field(default=5.0, gt=0)
 
     # --- package library (B) ------------------------------------------------------------------
     store: Path = Field(default_factory=_default_store)
@@ -93,6 +95,8 @@ class Settings(BaseSettings):
     upload_max_files: int = Field(default=20, ge=1)
     upload_max_total_bytes: int = Field(default=100 * 1024 * 1024, ge=1)
     work_dir: Path | None = None  # where conversion writes its per-request files; None: system temp
+    convert_output_max_bytes: int = Field(default=64 * 1024 * 1024, ge=1)
+    convert_output_max_total_bytes: int = Field(default=256 * 1024 * 1024, ge=1)
 
     # --- whois (D) ----------------------------------------------------------------------------
     whois_servers: Path | None = None

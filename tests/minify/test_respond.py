@@ -22,9 +22,11 @@ from starlette.routing import Route
 from assetgate.cache import Cache
 from assetgate.errors import AppError
 from assetgate.minify.cache import RENDERED
+from assetgate.minify.lane import AssetLane
 from assetgate.minify.minifiers import minify_css, minify_js
 from assetgate.minify.render import Rendered
 from assetgate.minify.respond import asset_response, is_asset
+from assetgate.minify.sandbox import Sandbox
 from assetgate.web.files import Sources
 from assetgate.web.paths import resolve_under
 from assetgate.web.responses import on_app_error
@@ -45,7 +47,7 @@ class Harness:
     client: httpx.AsyncClient
     root: Path
     cache: Cache[Rendered]
-    gate: WorkGate
+    gate: WorkGate  # the minifier's door
 
     def write(self, name: str, data: bytes) -> Path:
         path = self.root / name
@@ -55,7 +57,7 @@ class Harness:
 
 
 def make_app(
-    root: Path, gate: WorkGate, cache: Cache[Rendered], sources: Sources, max_bytes: int
+    root: Path, lane: AssetLane, cache: Cache[Rendered], sources: Sources, max_bytes: int
 ) -> Starlette:
     async def serve(request: Request) -> Response:
         found = resolve_under(root, request.path_params["path"])
@@ -65,7 +67,7 @@ def make_app(
             request,
             found.path,
             source_stat=found.stat,
-            gate=gate,
+            lane=lane,
             sources=sources,
             cache=cache,
             cache_control="public, max-age=60",
@@ -86,16 +88,27 @@ async def harness(tmp_path: Path) -> AsyncIterator[Harness]:
 
 
 class make_harness:
-    def __init__(self, root: Path, *, max_bytes: int = 1_000_000, workers: int = 2, queue: int = 8):
+    def __init__(
+        self,
+        root: Path,
+        *,
+        max_bytes: int = 1_000_000,
+        workers: int = 2,
+        queue: int = 8,
+        timeout_s: float = 30.0,
+    ):
         self.root, self.max_bytes = root, max_bytes
-        self.gate, self.cache = (
-            WorkGate(workers, queue),
-            Cache("assets", RENDERED, memory_bytes=1_000_000),
+        self.lane = AssetLane(
+            renders=WorkGate(workers, queue),
+            minify=WorkGate(workers, queue, timeout_s=timeout_s),
+            sandbox=Sandbox(workers),
         )
+        self.gate = self.lane.minify
+        self.cache = Cache("assets", RENDERED, memory_bytes=1_000_000)
 
     async def __aenter__(self) -> Harness:
         sources = Sources(body_budget_bytes=1_000_000)
-        app = make_app(self.root, self.gate, self.cache, sources, self.max_bytes)
+        app = make_app(self.root, self.lane, self.cache, sources, self.max_bytes)
         self.client = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app), base_url="http://assets.test"
         )
@@ -103,6 +116,7 @@ class make_harness:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.client.aclose()
+        self.lane.close()
 
 
 NO_GZIP = {"Accept-Encoding": "identity"}

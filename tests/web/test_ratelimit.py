@@ -7,7 +7,10 @@ that spends budget (it answers 400 "no images uploaded", still with the RateLimi
 from __future__ import annotations
 
 import logging
+import os
 import re
+import signal
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,6 +25,8 @@ from assetgate.errors import AppError
 from assetgate.resources import Resources
 from assetgate.settings import Settings
 from assetgate.web.ratelimit import (
+    PROBE_INTERVAL_S,
+    STORAGE_DEADLINE_S,
     Policy,
     Quota,
     RateLimiter,
@@ -48,6 +53,21 @@ def state(response: httpx.Response) -> tuple[int, int]:
 
 async def spend(client: httpx.AsyncClient, **headers: str) -> httpx.Response:
     return await client.post("/api/convert", headers=headers)
+
+
+async def until_limited_again(
+    client: httpx.AsyncClient, *, closed: bool = False, within_s: float = PROBE_INTERVAL_S + 3
+) -> httpx.Response:
+    """Spend until an answer carries the RateLimit fields again (the breaker closed); that one.
+    ``closed``: the limiter fails closed, so the answers before it are 503s."""
+    deadline = anyio.current_time() + within_s
+    while True:
+        response = await spend(client)
+        if "RateLimit" in response.headers:
+            return response
+        assert response.status_code == (503 if closed else 400)
+        assert anyio.current_time() < deadline, "the breaker did not close"
+        await anyio.sleep(0.05)
 
 
 # --- pure rules -------------------------------------------------------------------------------
@@ -279,8 +299,8 @@ async def test_redis_restart_fails_open_then_budget_works_again(
         warnings = [r for r in caplog.records if "unreachable" in r.getMessage()]
         assert len(warnings) == 1  # once per outage, not once per request
         redis_server.start()  # empty again: a restart without persistence forgets the window
-        after = []
-        for _ in range(4):
+        after = [await until_limited_again(client)]  # the breaker's probe closes it
+        for _ in range(3):
             after.append(await spend(client))
     assert [r.status_code for r in after] == [400, 400, 400, 429]
     assert [state(r)[0] for r in after[:3]] == [2, 1, 0]
@@ -302,7 +322,7 @@ async def test_redis_down_fails_closed_when_configured(
         assert response.json() == {"error": "rate limiter unavailable, retry later", "code": 503}
         assert int(response.headers["Retry-After"]) >= 1
         redis_server.start()
-        assert state(await spend(client))[0] == 2
+        assert state(await until_limited_again(client, closed=True))[0] == 2
 
 
 async def test_redis_never_reachable_fails_open(
@@ -373,3 +393,56 @@ async def test_a_500_in_a_limited_part_keeps_the_fields_and_an_error_id(
     assert remaining is not None
     assert remaining[1] == "4"
     assert any(caught.value.error_id in record.getMessage() for record in caplog.records)
+
+
+# --- issue 24, item 7: a hung Redis (SIGSTOP) ---------------------------------------------------
+
+
+@pytest.mark.parametrize("fail_open", [True, False])
+async def test_a_paused_redis_costs_one_deadline_then_nothing(
+    redis_server: RedisServer,
+    make_settings: Callable[..., Settings],
+    caplog: pytest.LogCaptureFixture,
+    fail_open: bool,
+) -> None:
+    """A paused redis-server accepts connections and never answers: once cost ~3 s per request
+    for the whole hang, with a warning per request. Now the first request waits at most the
+    storage deadline, the rest skip the storage at once, one warning per state change, and the
+    background probe brings the budget back after SIGCONT."""
+    settings = make_settings(
+        rate_limit="3/10 seconds",
+        rate_limit_storage=redis_server.url,
+        rate_limit_fail_open=fail_open,
+    )
+    assert redis_server.process is not None
+    during: list[tuple[httpx.Response, float]] = []
+    async with app_client(settings) as client:
+        assert state(await spend(client))[0] == 2
+        with caplog.at_level(logging.INFO, logger="assetgate.ratelimit"):
+            os.kill(redis_server.process.pid, signal.SIGSTOP)
+            try:
+                for _ in range(20):
+                    started = time.monotonic()
+                    response = await spend(client)
+                    during.append((response, time.monotonic() - started))
+            finally:
+                os.kill(redis_server.process.pid, signal.SIGCONT)
+            back = await until_limited_again(client, closed=not fail_open)
+        logged = [r.getMessage() for r in caplog.records]
+    first, *rest = (took for _, took in during)
+    assert first < STORAGE_DEADLINE_S + 0.3, first
+    assert max(rest) < 0.1, rest
+    assert sum(took for _, took in during) < 1.5
+    for response, _ in during:
+        assert "RateLimit" not in response.headers
+        if fail_open:
+            assert response.status_code == 400  # let through to the route (an empty upload)
+        else:
+            assert response.status_code == 503
+            assert response.json()["error"] == "rate limiter unavailable, retry later"
+            assert int(response.headers["Retry-After"]) >= 1
+    assert len([m for m in logged if "unreachable" in m]) == 1
+    assert len([m for m in logged if "reachable again" in m]) == 1
+    # The same window as before the pause: its first request is still counted (and the hit sent
+    # just before the pause may have been carried out once Redis went on).
+    assert state(back)[0] in (0, 1)

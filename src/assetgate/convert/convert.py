@@ -66,8 +66,13 @@ def to_webp(
     inspected: Inspected,
     options: ConvertOptions,
     limits: DecodeLimits,
+    max_output_bytes: int,
 ) -> Converted:
-    """Decode strictly (EXIF-rotated, sRGB, every frame of an animation), encode WebP, write it."""
+    """Decode strictly (EXIF-rotated, sRGB, every frame of an animation), encode WebP, write it.
+
+    A WebP over ``max_output_bytes`` is a 413 and never reaches the disk: a small, highly
+    compressible PNG at ``quality=100`` can encode to 180 times its size (docs/convert.md).
+    """
 
     def decode_and_encode() -> tuple[bytes, int, int, int]:
         with decoding():
@@ -92,5 +97,10 @@ def to_webp(
             return encode_webp_still(still, lossless=options.lossless, **encoder), width, height, 1
 
     data, width, height, pages = tolerating_harmless(decode_and_encode)
+    if len(data) > max_output_bytes:
+        raise AppError.too_large(
+            f"converts to {len(data)} bytes of WebP, over the limit of {max_output_bytes} bytes"
+            " per file (ASSETGATE_CONVERT_OUTPUT_MAX_BYTES)"
+        )
     destination.write_bytes(data)
     return Converted(width=width, height=height, pages=pages, size=len(data))

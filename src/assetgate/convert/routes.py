@@ -5,32 +5,33 @@ temporary directory under the upload caps (413), handing each file to the conver
 soon as it has arrived; read the options (400 naming the field); every file is gated on its
 extension and on the imaging floor's format allow-list (500 naming the file, with an
 ``error_id``, as §7.2 files an unsupported image) and converted to WebP through the one CPU door,
-as many at a time as it has workers; answer one WebP, or a ZIP of them in upload order, streamed
-from disk. The temporary directory goes away with the response.
+as many at a time as it has workers, each WebP and their sum under the output caps (413 naming
+the file); answer one WebP, or a ZIP of them in upload order, streamed from disk. The uploads go
+as soon as the answer is built, the rest as soon as it is sent or the client is gone
+(``convert.sending``).
 
 Every answer after the budget was charged carries the RateLimit fields, errors included.
 """
 
 from __future__ import annotations
 
-import shutil
 import tempfile
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
 import anyio
 import anyio.to_thread
-from starlette.background import BackgroundTask
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 
 from assetgate.budget import rate_limited
 from assetgate.convert.archive import write_zip
 from assetgate.convert.names import make_content_disposition, make_entry_names
 from assetgate.convert.options import parse_options
 from assetgate.convert.scheduler import Conversion, Scheduler
+from assetgate.convert.sending import WorkdirFileResponse, remove_workdir
 from assetgate.convert.uploads import (
     UPLOAD_FIELD,
     Upload,
@@ -46,21 +47,14 @@ from assetgate.web.workgate import unless_disconnected
 
 PART_NAME: Final = "convert"
 ARCHIVE_NAME: Final = "images.zip"
-STREAM_CHUNK_BYTES: Final = 256 * 1024
 _STATIC_HEADERS: Final = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
 
 
-async def stream_file(path: Path, workdir: Path) -> AsyncIterator[bytes]:
-    try:
-        async with await anyio.open_file(path, "rb") as source:
-            while chunk := await source.read(STREAM_CHUNK_BYTES):
-                yield chunk
-    finally:
-        remove_workdir(workdir)
-
-
-def remove_workdir(workdir: Path) -> None:
-    shutil.rmtree(workdir, ignore_errors=True)
+def remove_except(workdir: Path, keep: Path) -> None:
+    """Free the disk the answer no longer needs (uploads; WebPs copied into the ZIP)."""
+    for path in workdir.iterdir():
+        if path != keep:
+            path.unlink(missing_ok=True)
 
 
 async def _respond_or_400(request: Request) -> Response:
@@ -99,6 +93,7 @@ async def respond(request: Request) -> Response:
                 for name, conversion in zip(names, conversions, strict=True)
             ]
             await anyio.to_thread.run_sync(write_zip, entries, body)
+        await anyio.to_thread.run_sync(remove_except, workdir, body)
         size = (await anyio.Path(body).stat()).st_size
     except BaseException:
         remove_workdir(workdir)
@@ -108,12 +103,7 @@ async def respond(request: Request) -> Response:
         "Content-Length": str(size),
         "Content-Disposition": make_content_disposition(filename),
     }
-    return StreamingResponse(
-        stream_file(body, workdir),
-        media_type=media_type,
-        headers=headers,
-        background=BackgroundTask(remove_workdir, workdir),
-    )
+    return WorkdirFileResponse(body, workdir, media_type=media_type, headers=headers)
 
 
 async def convert_body(
@@ -124,7 +114,13 @@ async def convert_body(
 ) -> tuple[list[Upload], list[Conversion]]:
     """Receive the body and convert its images, each starting as soon as it has arrived."""
     effort = res.settings.webp_effort
-    scheduler = Scheduler(res.gate, res.decode_limits, workdir)
+    scheduler = Scheduler(
+        res.gate,
+        res.decode_limits,
+        workdir,
+        max_output_bytes=res.settings.convert_output_max_bytes,
+        max_total_bytes=res.settings.convert_output_max_total_bytes,
+    )
 
     def on_upload(upload: Upload, fields: Mapping[str, str]) -> None:
         try:

@@ -10,6 +10,11 @@ Jobs start in upload order on at most ``workers`` tasks, each through the shared
 request never queues more work at the gate than there are CPU workers. After a failure, jobs of
 later files are skipped; jobs of earlier files always finish, so the error the route reports is
 the first failing file in upload order.
+
+The answer's size is bounded too: each WebP by ``max_output_bytes`` (checked before it is
+written), their sum by ``max_total_bytes``. Once the finished WebPs are over the sum, no later
+file is started (earlier ones finish), and the 413 names the file at which the sum, in upload
+order, goes over: the same file whatever order the jobs finished in.
 """
 
 from __future__ import annotations
@@ -89,10 +94,21 @@ def extension_error(upload: Upload) -> AppError | None:
 class Scheduler:
     """The conversion jobs of one request (see the module docstring for the order rules)."""
 
-    def __init__(self, gate: WorkGate, limits: DecodeLimits, workdir: Path) -> None:
+    def __init__(
+        self,
+        gate: WorkGate,
+        limits: DecodeLimits,
+        workdir: Path,
+        *,
+        max_output_bytes: int,
+        max_total_bytes: int,
+    ) -> None:
         self.gate = gate
         self.limits = limits
         self.workdir = workdir
+        self.max_output_bytes = max_output_bytes
+        self.max_total_bytes = max_total_bytes
+        self._sizes: dict[int, int] = {}  # upload index -> bytes of its current WebP
         self.conversions: dict[int, Conversion] = {}
         self.first_failure: int | None = None
         self.final: ConvertOptions | None = None
@@ -112,6 +128,7 @@ class Scheduler:
         if upload.size == 0:
             return
         error = extension_error(upload)
+        self._sizes.pop(upload.index, None)  # a job run again counts its new output only
         output = self.workdir / f"output-{next(self._attempt)}.webp"
         conversion = Conversion(options, output, error=error)
         self.conversions[upload.index] = conversion
@@ -132,10 +149,19 @@ class Scheduler:
     def results(self, uploads: Sequence[Upload]) -> list[Conversion]:
         """Outcomes in upload order; raises the first failure in that order."""
         conversions = [self.conversions[upload.index] for upload in uploads]
-        for conversion in conversions:
+        total = 0
+        for upload, conversion in zip(uploads, conversions, strict=True):
             if conversion.error is not None:
                 raise conversion.error
             assert conversion.converted is not None
+            total += conversion.converted.size
+            if total > self.max_total_bytes:
+                why = (
+                    f"takes the converted images to {total} bytes, over the limit of "
+                    f"{self.max_total_bytes} bytes per answer "
+                    "(ASSETGATE_CONVERT_OUTPUT_MAX_TOTAL_BYTES)"
+                )
+                raise file_error(upload, why, status=413)
         return conversions
 
     def _failed(self, index: int) -> None:
@@ -155,7 +181,19 @@ class Scheduler:
         found = await self.gate.run(inspect, upload.path, upload.filename, self.limits)
         cost = found.info.decoded_bytes(all_frames=True)
         job = (upload.path, conversion.output, found, conversion.options, self.limits)
-        return await self.gate.run(to_webp, *job, cost=cost)
+        return await self.gate.run(to_webp, *job, self.max_output_bytes, cost=cost)
+
+    def _count(self, upload: Upload, conversion: Conversion, converted: Converted) -> None:
+        """Add a finished WebP to the answer's size; a 413 for the file that takes it over."""
+        if self.conversions.get(upload.index) is not conversion:
+            conversion.output.unlink(missing_ok=True)  # superseded: nobody will send it
+            return
+        conversion.converted = converted
+        self._sizes[upload.index] = converted.size
+        if sum(self._sizes.values()) > self.max_total_bytes:
+            # Every file up to the last one finished is converted or failed by the end, so the
+            # sum in upload order (``results``) goes over at one of them.
+            self._failed(max(self._sizes))
 
     async def _worker(self, jobs: MemoryObjectReceiveStream[tuple[Upload, Conversion]]) -> None:
         async with jobs:
@@ -163,7 +201,7 @@ class Scheduler:
                 if not self._current(upload, conversion):
                     continue
                 try:
-                    conversion.converted = await self._convert(upload, conversion)
+                    self._count(upload, conversion, await self._convert(upload, conversion))
                 except AppError as exc:
                     conversion.error = as_file_error(upload, exc)
                     self._failed(upload.index)

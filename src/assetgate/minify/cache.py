@@ -9,15 +9,28 @@ from __future__ import annotations
 
 from typing import Final
 
-from assetgate.cache import Codec, CodecError
+from assetgate.cache import FOREVER, Codec, CodecError
 from assetgate.cache.codec import join_head, split_head
 from assetgate.minify.render import Rendered
 
 NAME: Final = "assets"
+# A file whose minification ran past its deadline is served unminified from the cache for this
+# long, then tried again: a hostile file costs one deadline per interval, a file that was only
+# unlucky under load gets minified later.
+TIMEOUT_TTL_S: Final = 600.0
+
+
+def ttl(value: Rendered) -> float:
+    return TIMEOUT_TTL_S if value.skipped == "timeout" else FOREVER
 
 
 def _encode(value: Rendered) -> bytes:
-    head = {"encoding": value.encoding, "original": value.original_size, "same": value.unchanged}
+    head = {
+        "encoding": value.encoding,
+        "original": value.original_size,
+        "same": value.unchanged,
+        "skipped": value.skipped,
+    }
     return join_head(head, value.body)
 
 
@@ -26,8 +39,11 @@ def _decode(data: bytes) -> Rendered:
     encoding = meta.get("encoding")
     if encoding not in ("identity", "gzip"):
         raise CodecError(f"not a stored asset: encoding {encoding!r}")
+    skipped = meta.get("skipped")
+    if skipped not in (None, "timeout", "refused", "size"):
+        raise CodecError(f"not a stored asset: skipped {skipped!r}")
     try:
-        return Rendered(body, encoding, int(meta["original"]), bool(meta["same"]))
+        return Rendered(body, encoding, int(meta["original"]), bool(meta["same"]), skipped=skipped)
     except (ValueError, KeyError, TypeError) as exc:
         raise CodecError(f"not a stored asset: {exc}") from exc
 

@@ -30,7 +30,8 @@ from starlette.responses import Response
 
 from assetgate.cache import Cache
 from assetgate.errors import AppError
-from assetgate.minify.render import Rendered, render_file
+from assetgate.minify.lane import AssetLane
+from assetgate.minify.render import Rendered
 from assetgate.minify.sniff import SNIFF_BYTES, looks_binary
 from assetgate.minify.spec import MEDIA_TYPES, AssetSpec, kind_of, make_plan, parse_asset_spec
 from assetgate.web.caching import make_etag
@@ -39,7 +40,6 @@ from assetgate.web.hotlane import BodyOf, Offer, file_body
 from assetgate.web.prepared import BlockResponse, Prepared
 from assetgate.web.savings import savings_headers
 from assetgate.web.sendfile import send_file
-from assetgate.web.workgate import WorkGate
 
 log = logging.getLogger("assetgate.minify")
 
@@ -74,7 +74,7 @@ async def asset_response(
     source: str | Path,
     *,
     source_stat: os.stat_result | None = None,
-    gate: WorkGate,
+    lane: AssetLane,
     cache: Cache[Rendered],
     sources: Sources,
     cache_control: str,
@@ -149,7 +149,7 @@ async def asset_response(
         return BlockResponse(200, prepared.ok, b"" if request.method == "HEAD" else hit)
 
     async def render() -> Rendered:
-        rendered = await gate.run(render_file, Path(source), plan, max_bytes)
+        rendered = await lane.render(Path(source), plan, max_bytes, request.receive)
         if rendered.note is not None:
             log.warning(
                 "asset %s served without %s: %s",
@@ -182,11 +182,16 @@ def _held(cache: Cache[Rendered]) -> BodyOf:
 
 def _result_headers(rendered: Rendered) -> dict[str, str]:
     if rendered.unchanged:
-        return {
+        headers = {
             "X-Optimizer-Status": "passthrough",
             "X-Original-Size": str(rendered.original_size),
         }
+        if rendered.skipped is not None:
+            headers["X-Minify-Skipped"] = rendered.skipped
+        return headers
     headers = savings_headers(rendered.original_size, len(rendered.body))
     if rendered.encoding == "gzip":
         headers["Content-Encoding"] = "gzip"
+    if rendered.skipped is not None:
+        headers["X-Minify-Skipped"] = rendered.skipped
     return headers

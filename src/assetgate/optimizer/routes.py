@@ -136,7 +136,7 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
             request,
             path,
             source_stat=info,
-            gate=res.gate,
+            lane=res.asset_lane,
             cache=res.assets,
             sources=res.sources,
             cache_control=res.settings.cache_control,

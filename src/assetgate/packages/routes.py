@@ -298,7 +298,7 @@ async def _file_response(
             return await asset_response(
                 request,
                 blob,
-                gate=res.gate,
+                lane=res.asset_lane,
                 cache=res.assets,
                 sources=res.sources,
                 cache_control=PINNED_CACHE,

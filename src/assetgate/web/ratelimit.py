@@ -15,7 +15,12 @@ error with ``Retry-After`` and the same two fields.
 
 The limiter is a safety valve, not the service: when the storage is unreachable it lets requests
 through and logs a warning (``fail_open``), or answers 503 with ``Retry-After`` when configured
-closed. It never turns a storage failure into a 500.
+closed. It never turns a storage failure into a 500. A storage that hangs (a paused Redis accepts
+connections and never answers) must not cost every request its timeouts: one answer gets
+``STORAGE_DEADLINE_S``, and a failure opens a circuit breaker, as the cache tier has one
+(``cache.shared``): requests then skip the storage at once (the same fail-open or 503 answer) while
+one background task asks it every ``PROBE_INTERVAL_S``; the first answer closes the breaker. One
+warning when it opens, one line when it closes.
 
 The client address comes from the socket. ``X-Forwarded-For`` is believed only when the socket
 peer is a configured trusted proxy, and then only as far back as the chain stays trusted: a client
@@ -24,6 +29,8 @@ can prepend anything it likes, so the right-most untrusted hop is the one that c
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 import ipaddress
 import logging
@@ -53,8 +60,10 @@ KEY_NAMESPACE: Final = "assetgate"
 # never hold a request longer than the work it protects.
 STORAGE_CONNECT_TIMEOUT_S: Final = 1.0
 STORAGE_STREAM_TIMEOUT_S: Final = 1.0
-# While the storage stays down, repeat the warning at most this often instead of once a request.
-OUTAGE_LOG_INTERVAL_S: Final = 60.0
+# One request's whole exchange with the storage (a hit and the window's stats, ~2 round trips).
+STORAGE_DEADLINE_S: Final = 0.5
+# While the breaker is open, the background probe asks the storage this often.
+PROBE_INTERVAL_S: Final = 1.0
 # Retry-After of the fail-closed 503.
 OUTAGE_RETRY_AFTER_S: Final = 5
 _REDIS_SCHEMES: Final = ("redis", "rediss", "redis+unix", "valkey", "valkeys", "valkey+unix")
@@ -236,8 +245,8 @@ class RateLimiter:
         self.strategy = MovingWindowRateLimiter(self.storage)
         self.fail_open = fail_open
         self.trusted = parse_networks(trusted_proxies)
-        self._down_since: float | None = None
-        self._last_warning = -math.inf
+        self._down_since: float | None = None  # the breaker is open (the storage is skipped)
+        self._probe: asyncio.Task[None] | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> RateLimiter:
@@ -258,15 +267,17 @@ class RateLimiter:
         limiter fails open). Raises a 429 AppError (with ``Retry-After`` and the fields) when the
         budget is spent, or a 503 when the storage is down and the limiter fails closed.
         """
+        if self._down_since is not None:
+            return self._outage_answer()
         try:
-            allowed = await self.strategy.hit(self.item, KEY_NAMESPACE, client)
-            stats = await self.strategy.get_window_stats(self.item, KEY_NAMESPACE, client)
+            async with asyncio.timeout(STORAGE_DEADLINE_S):
+                allowed = await self.strategy.hit(self.item, KEY_NAMESPACE, client)
+                stats = await self.strategy.get_window_stats(self.item, KEY_NAMESPACE, client)
         except Exception as exc:
             # Whatever the storage client raises (StorageError, a socket error, a timeout, a
             # protocol error after a restart) means "no answer": decided by policy, never a 500.
             # CancelledError is a BaseException and still propagates.
             return self._on_storage_failure(exc)
-        self._on_storage_success()
         reset_s = max(1, math.ceil(stats.reset_time - time.time()))
         quota = Quota(self.policy, stats.remaining, reset_s)
         headers = make_headers(quota)
@@ -275,18 +286,20 @@ class RateLimiter:
         return headers
 
     def _on_storage_failure(self, exc: Exception) -> dict[str, str]:
-        now = time.monotonic()
         if self._down_since is None:
-            self._down_since = now
-        if now - self._last_warning >= OUTAGE_LOG_INTERVAL_S:
-            self._last_warning = now
+            self._down_since = time.monotonic()
             action = "letting requests through" if self.fail_open else "answering 503"
             log.warning(
-                "rate limit storage unreachable (%s: %s); %s",
+                "rate limit storage unreachable (%s: %s); %s until it answers again",
                 type(exc).__name__,
-                str(exc)[:200],
+                (str(exc) or f"no answer within {STORAGE_DEADLINE_S:g} s")[:200],
                 action,
             )
+            if self._probe is None or self._probe.done():
+                self._probe = asyncio.get_running_loop().create_task(self._wait_for_storage())
+        return self._outage_answer()
+
+    def _outage_answer(self) -> dict[str, str]:
         if self.fail_open:
             return {}
         raise AppError(
@@ -295,11 +308,25 @@ class RateLimiter:
             headers={"Retry-After": str(OUTAGE_RETRY_AFTER_S)},
         )
 
-    def _on_storage_success(self) -> None:
+    async def _wait_for_storage(self) -> None:
+        """The breaker's background probe: closes it at the storage's first answer."""
+        while True:
+            await asyncio.sleep(PROBE_INTERVAL_S)
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(STORAGE_DEADLINE_S):
+                    if await self.storage.check():
+                        break
         if self._down_since is not None:
-            log.info(
-                "rate limit storage reachable again after %.1f s",
+            log.warning(
+                "rate limit storage reachable again after %.1f s; limiting resumed",
                 time.monotonic() - self._down_since,
             )
-            self._down_since = None
-            self._last_warning = -math.inf
+        self._down_since = None
+
+    async def aclose(self) -> None:
+        """Stop the background probe (the app's lifespan ends)."""
+        if self._probe is not None:
+            self._probe.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._probe
+            self._probe = None
