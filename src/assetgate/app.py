@@ -14,6 +14,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Scope
 
+from assetgate import __version__
 from assetgate.convert.routes import PART as CONVERT
 from assetgate.errors import AppError
 from assetgate.imaging import vips
@@ -27,7 +28,7 @@ from assetgate.web.health import Check, readiness, redis_ping, storage_check, wr
 from assetgate.web.hotlane import HotLane, HotLaneApp
 from assetgate.web.metrics import CONTENT_TYPE, Metrics, exposition
 from assetgate.web.observe import Observe
-from assetgate.web.openapi import make_document
+from assetgate.web.openapi import API_VERSION, make_document
 from assetgate.web.ratelimit import Network, parse_networks, storage_uri
 from assetgate.web.responses import on_app_error, on_http_exception, on_unexpected
 from assetgate.web.routegroup import grouped
@@ -39,6 +40,8 @@ PARTS: tuple[Part, ...] = (PACKAGES, CONVERT, WHOIS, UI, OPTIMIZER)
 
 
 NO_STORE = {"Cache-Control": "no-store"}
+# What /healthz says: alive, and which release answers (a rolling upgrade shows in the probes).
+HEALTHY = {"status": "ok", "version": __version__, "interface_version": API_VERSION}
 
 
 def lane_of(scope: Scope) -> HotLane | None:
@@ -80,7 +83,7 @@ def create_app(settings: Settings) -> Starlette:
         return JSONResponse(document)
 
     async def healthz(request: Request) -> Response:
-        return JSONResponse({"status": "ok"}, headers=NO_STORE)
+        return JSONResponse(HEALTHY, headers=NO_STORE)
 
     async def readyz(request: Request) -> Response:
         status, body = await readiness(readiness_checks(resources(request)))

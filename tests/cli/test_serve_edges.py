@@ -71,4 +71,4 @@ def test_idle_keep_alive_connection_is_closed(edge_server: tuple[str, int]) -> N
         while chunk := conn.recv(65536):
             received += chunk
         assert received.startswith(b"HTTP/1.1 200")
-        assert received.endswith(b'{"status":"ok"}')
+        assert received.endswith(b'"interface_version":"1.2.2"}')
