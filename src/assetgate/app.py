@@ -24,6 +24,7 @@ from assetgate.part import Part
 from assetgate.resources import Resources, resources
 from assetgate.settings import Settings
 from assetgate.ui.routes import PART as UI
+from assetgate.web.controlchars import RefuseControlCharacters
 from assetgate.web.health import Check, readiness, redis_ping, storage_check, writable_dir
 from assetgate.web.hotlane import HotLane, HotLaneApp
 from assetgate.web.metrics import CONTENT_TYPE, Metrics, exposition
@@ -52,7 +53,8 @@ def lane_of(scope: Scope) -> HotLane | None:
 
 class ObservedStarlette(Starlette):
     """Starlette with ``Observe`` outside its error middleware, so a 500 is seen and tagged too,
-    and the hot lane between them: a replayed answer is observed like any other."""
+    and the hot lane between them: a replayed answer is observed like any other. A path with a
+    control character is refused before either (web/controlchars.py)."""
 
     def __init__(self, *, trusted: Sequence[Network], **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -60,7 +62,7 @@ class ObservedStarlette(Starlette):
 
     def build_middleware_stack(self) -> ASGIApp:
         lane = HotLaneApp(super().build_middleware_stack(), lane_of=lane_of)
-        return Observe(lane, trusted=self._trusted)
+        return Observe(RefuseControlCharacters(lane), trusted=self._trusted)
 
 
 def readiness_checks(res: Resources) -> dict[str, Check]:
