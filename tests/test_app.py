@@ -3,13 +3,15 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from assetgate import __version__
+
 pytestmark = pytest.mark.anyio
 
 
 async def test_healthz(client: httpx.AsyncClient) -> None:
     response = await client.get("/healthz")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok"}
+    assert response.json() == {"status": "ok", "version": __version__, "interface_version": "1.2.2"}
 
 
 async def test_openapi_document_is_3_1_with_the_spec_version(client: httpx.AsyncClient) -> None:

@@ -14,6 +14,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Scope
 
+from assetgate import __version__
 from assetgate.convert.routes import PART as CONVERT
 from assetgate.errors import AppError
 from assetgate.imaging import vips
@@ -23,11 +24,12 @@ from assetgate.part import Part
 from assetgate.resources import Resources, resources
 from assetgate.settings import Settings
 from assetgate.ui.routes import PART as UI
+from assetgate.web.controlchars import RefuseControlCharacters
 from assetgate.web.health import Check, readiness, redis_ping, storage_check, writable_dir
 from assetgate.web.hotlane import HotLane, HotLaneApp
 from assetgate.web.metrics import CONTENT_TYPE, Metrics, exposition
 from assetgate.web.observe import Observe
-from assetgate.web.openapi import make_document
+from assetgate.web.openapi import API_VERSION, make_document
 from assetgate.web.ratelimit import Network, parse_networks, storage_uri
 from assetgate.web.responses import on_app_error, on_http_exception, on_unexpected
 from assetgate.web.routegroup import grouped
@@ -39,6 +41,8 @@ PARTS: tuple[Part, ...] = (PACKAGES, CONVERT, WHOIS, UI, OPTIMIZER)
 
 
 NO_STORE = {"Cache-Control": "no-store"}
+# What /healthz says: alive, and which release answers (a rolling upgrade shows in the probes).
+HEALTHY = {"status": "ok", "version": __version__, "interface_version": API_VERSION}
 
 
 def lane_of(scope: Scope) -> HotLane | None:
@@ -49,7 +53,8 @@ def lane_of(scope: Scope) -> HotLane | None:
 
 class ObservedStarlette(Starlette):
     """Starlette with ``Observe`` outside its error middleware, so a 500 is seen and tagged too,
-    and the hot lane between them: a replayed answer is observed like any other."""
+    and the hot lane between them: a replayed answer is observed like any other. A path with a
+    control character is refused before either (web/controlchars.py)."""
 
     def __init__(self, *, trusted: Sequence[Network], **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -57,7 +62,7 @@ class ObservedStarlette(Starlette):
 
     def build_middleware_stack(self) -> ASGIApp:
         lane = HotLaneApp(super().build_middleware_stack(), lane_of=lane_of)
-        return Observe(lane, trusted=self._trusted)
+        return Observe(RefuseControlCharacters(lane), trusted=self._trusted)
 
 
 def readiness_checks(res: Resources) -> dict[str, Check]:
@@ -80,7 +85,7 @@ def create_app(settings: Settings) -> Starlette:
         return JSONResponse(document)
 
     async def healthz(request: Request) -> Response:
-        return JSONResponse({"status": "ok"}, headers=NO_STORE)
+        return JSONResponse(HEALTHY, headers=NO_STORE)
 
     async def readyz(request: Request) -> Response:
         status, body = await readiness(readiness_checks(resources(request)))

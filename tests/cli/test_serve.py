@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import socket
+from importlib.metadata import version
 from pathlib import Path
 
+import httpx
 import pytest
 
+import assetgate
 from assetgate.cli.serve import welcome
 from assetgate.settings import DEMO_ROOT, Settings
-from tests.serve_process import run_cli
+from tests.serve_process import run_cli, serve
 
 
 @pytest.mark.parametrize(
@@ -54,3 +58,47 @@ def test_welcome_names_the_urls_to_open(tmp_path: Path) -> None:
     bare = welcome(Settings(host="::1", port=81, root=tmp_path))
     assert "http://[::1]:81/npm" in bare
     assert "index.html" not in bare
+
+
+@pytest.mark.parametrize(("how", "named"), [("flag", "--port"), ("env", "ASSETGATE_PORT")])
+def test_a_busy_port_is_one_line_before_the_banner(tmp_path: Path, how: str, named: str) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        env = {"ASSETGATE_STORE": str(tmp_path / "store"), "ASSETGATE_HOST": "127.0.0.1"}
+        args = ["--port", port] if how == "flag" else []
+        if how == "env":
+            env["ASSETGATE_PORT"] = port
+        result = run_cli("serve", *args, env=env)
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        f"assetgate: {named}: cannot listen on 127.0.0.1:{port}: address already in use"
+    )
+    assert result.stdout == ""
+
+
+def test_an_address_not_on_this_machine_names_the_host(tmp_path: Path) -> None:
+    env = {"ASSETGATE_STORE": str(tmp_path / "store")}
+    result = run_cli("serve", "--host", "192.0.2.1", "--port", "0", env=env)  # TEST-NET-1
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        "assetgate: --host: cannot listen on 192.0.2.1:0: no such local address"
+    )
+
+
+def test_version_names_the_package_and_the_interface_version() -> None:
+    result = run_cli("--version")
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"assetgate {version('assetgate')} (interfaces 1.2.2)"
+    assert assetgate.__version__ == version("assetgate")  # one version, pyproject's
+
+
+def test_healthz_says_the_versions_over_a_real_socket(tmp_path: Path) -> None:
+    with serve(tmp_path) as server:
+        response = httpx.get(f"{server.base}/healthz", timeout=10)
+    assert response.json() == {
+        "status": "ok",
+        "version": version("assetgate"),
+        "interface_version": "1.2.2",
+    }

@@ -26,6 +26,7 @@ def edge_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
     root = tmp_path / "root"
     root.mkdir()
     (root / "hello.txt").write_text("hello")
+    (root / "h\u00e9llo.txt").write_text("h\u00e9llo")  # non-ASCII, no control character
     with serve(tmp_path, root=str(root), limit_concurrency="2", keep_alive_s="1") as server:
         yield server.base, server.port
 
@@ -71,4 +72,30 @@ def test_idle_keep_alive_connection_is_closed(edge_server: tuple[str, int]) -> N
         while chunk := conn.recv(65536):
             received += chunk
         assert received.startswith(b"HTTP/1.1 200")
-        assert received.endswith(b'{"status":"ok"}')
+        assert received.endswith(b'"interface_version":"1.2.2"}')
+
+
+@pytest.mark.parametrize(
+    "target",
+    [b"/metrics%0A", b"/healthz%0A", b"/hello.txt%0A", b"/hello.txt%00", b"/healthz%C2%85",
+     b"/npm%7F", b"/%1B[31m"],
+)  # fmt: skip
+def test_a_control_character_in_the_path_is_a_404_before_routing(
+    edge_server: tuple[str, int], target: bytes
+) -> None:
+    _, port = edge_server
+    for method in (b"GET", b"HEAD"):
+        answer = raw_request(
+            port, method + b" " + target + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 404 "), head
+        assert b"content-type: application/json" in head.lower()
+        assert body == (b'{"error":"not found","code":404}' if method == b"GET" else b"")
+
+
+def test_a_non_ascii_path_still_reaches_its_file(edge_server: tuple[str, int]) -> None:
+    base, _ = edge_server
+    response = httpx.get(f"{base}/h%C3%A9llo.txt")
+    assert response.status_code == 200
+    assert response.text == "h\u00e9llo"

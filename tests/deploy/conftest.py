@@ -86,6 +86,7 @@ def run_edge(tmp: Path, **env: str) -> Iterator[Edge]:
     root = tmp / "root"
     root.mkdir()
     (root / "photo.jpg").write_bytes(jpeg(640, 480))
+    (root / "metrics.jpg").write_bytes(jpeg(64, 48))  # a file, not the operator's endpoint
     with ExitStack() as stack:
         redis = RedisServer(redis_binary, pick_port(), tmp)
         redis.start()

@@ -11,6 +11,7 @@ from typing import Any
 import uvicorn
 from starlette.applications import Starlette
 
+from assetgate.cli.listen import ListenError, bind
 from assetgate.cli.settings_errors import load_settings
 from assetgate.cli.supervisor import run_server
 from assetgate.optimizer.presets import load_presets
@@ -64,6 +65,12 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"assetgate: ASSETGATE_PRESETS: {exc}", file=sys.stderr)
         return 2
+    given = {key: FLAGS[key] if key in overrides else f"ASSETGATE_{key.upper()}" for key in FLAGS}
+    try:
+        sock = bind(settings.host, settings.port, given)
+    except ListenError as exc:
+        print(f"assetgate: {exc}", file=sys.stderr)
+        return 2
     # Worker processes rebuild Settings from the environment: hand the overrides down that way.
     for key, value in overrides.items():
         os.environ[f"ASSETGATE_{key.upper()}"] = str(value)
@@ -89,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         limit_concurrency=settings.limit_concurrency,
         timeout_keep_alive=settings.keep_alive_s,
     )
-    return run_server(config)
+    return run_server(config, sock)
 
 
 def welcome(settings: Settings) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -74,18 +75,18 @@ def private_metrics_dir() -> Iterator[str]:
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def run_server(config: uvicorn.Config) -> int:
-    """Serve until SIGTERM or SIGINT; 0 after a graceful stop."""
+def run_server(config: uvicorn.Config, sock: socket.socket) -> int:
+    """Serve on ``sock`` (bound before the banner) until SIGTERM or SIGINT; 0 after a graceful
+    stop."""
     if config.workers > 1:
         with private_metrics_dir():
-            sock = config.bind_socket()
             Supervisor(config, sockets=[sock]).run()
         return 0
     os.environ.pop(MULTIPROC_ENV, None)  # one process: its own registry is the whole truth
     previous = {sig: signal.signal(sig, _stopped) for sig in (signal.SIGTERM, signal.SIGINT)}
     server = uvicorn.Server(config)
     try:
-        server.run()
+        server.run(sockets=[sock])
     except _Stopped:
         pass
     finally:

@@ -26,7 +26,8 @@ SERVICE_PATHS: dict[str, Any] = {
             "summary": "Liveness: the process answers.",
             "responses": {
                 "200": {
-                    "description": '`{"status": "ok"}`, `Cache-Control: no-store`.',
+                    "description": '`{"status": "ok", "version": "<package>", '
+                    '"interface_version": "1.2.2"}`, `Cache-Control: no-store`.',
                     "content": {"application/json": {"schema": {"type": "object"}}},
                 }
             },
