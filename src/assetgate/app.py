@@ -34,6 +34,7 @@ from assetgate.web.ratelimit import Network, parse_networks, storage_uri
 from assetgate.web.responses import on_app_error, on_http_exception, on_unexpected
 from assetgate.web.routegroup import grouped
 from assetgate.web.upstreams import CountingClient, hosts_of
+from assetgate.web.urllimit import UrlLimit
 from assetgate.whois.routes import PART as WHOIS
 
 # The optimizer's catch-all "/{path}" route must come last.
@@ -56,13 +57,16 @@ class ObservedStarlette(Starlette):
     and the hot lane between them: a replayed answer is observed like any other. A path with a
     control character is refused before either (web/controlchars.py)."""
 
-    def __init__(self, *, trusted: Sequence[Network], **kwargs: Any) -> None:
+    def __init__(self, *, trusted: Sequence[Network], max_url_bytes: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._trusted = tuple(trusted)
+        self._max_url_bytes = max_url_bytes
 
     def build_middleware_stack(self) -> ASGIApp:
         lane = HotLaneApp(super().build_middleware_stack(), lane_of=lane_of)
-        return Observe(RefuseControlCharacters(lane), trusted=self._trusted)
+        return Observe(
+            RefuseControlCharacters(UrlLimit(lane, self._max_url_bytes)), trusted=self._trusted
+        )
 
 
 def readiness_checks(res: Resources) -> dict[str, Check]:
@@ -126,6 +130,7 @@ def create_app(settings: Settings) -> Starlette:
         routes.extend(grouped(part.routes))  # one prefix test per part before the catch-all
     app = ObservedStarlette(
         trusted=parse_networks(settings.trusted_proxies),
+        max_url_bytes=settings.max_url_bytes,
         routes=routes,
         lifespan=lifespan,
         exception_handlers={

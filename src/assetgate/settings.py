@@ -51,6 +51,7 @@ class Settings(BaseSettings):
     port: int = Field(default=8080, ge=0, le=65535)
     workers: int = Field(default=1, ge=1, le=64)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    max_url_bytes: int = Field(default=16 * 1024, ge=4096, le=65_535)
 
     # --- optimizer (A) ------------------------------------------------------------------------
     root: Path = DEMO_ROOT

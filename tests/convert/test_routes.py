@@ -199,6 +199,14 @@ async def test_other_fields_only_is_400(convert_client: httpx.AsyncClient) -> No
     assert response.json() == {"error": NOT_MULTIPART, "code": 400}
 
 
+async def test_one_named_empty_file_is_an_unsupported_image(
+    convert_client: httpx.AsyncClient,
+) -> None:
+    """Not "no images uploaded" (a 400 the schema's empty binary would not allow): a file came."""
+    response = await convert_client.post("/api/convert", files=[("images", ("a.png", b""))])
+    assert_error(response, 500, "'a.png'", "is empty (0 bytes), not an image")
+
+
 async def test_only_empty_parts_is_400(convert_client: httpx.AsyncClient) -> None:
     uploads = [("images", ("", b"", "application/octet-stream"))] * 2
     response = await convert_client.post("/api/convert", files=uploads)
@@ -235,6 +243,8 @@ async def test_bad_option_is_400_naming_the_field(
         ("fake.png", b"this is not a png at all", "not a supported image"),
         ("truncated.png", sample("png").data[:60], "not a supported image"),
         ("icon.png", b"\x00\x00\x01\x00\x01\x00\x10\x10" + b"\x00" * 64, "not a supported image"),
+        ("empty.png", b"", "is empty (0 bytes), not an image"),  # was left out silently
+        ("images", b"", "is empty (0 bytes), not an image"),  # as schemathesis names a part
     ],
 )
 async def test_unsupported_upload_is_500_naming_the_file(

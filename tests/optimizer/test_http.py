@@ -369,6 +369,9 @@ async def test_other_methods_are_405(opt: httpx.AsyncClient, method: str, url: s
         ("/photo.jpg?tint=red", "tint"),
         ("/photo.jpg?quality=101", "quality"),
         ("/missing.jpg?width=0", "width"),  # parameters are checked first
+        ("/photo.jpg?flip=", "flip"),  # an empty switch is a question without an answer
+        ("/?file=photo.jpg&w=10&flop=", "flop"),
+        ("/photo.jpg?sharpen=", "sharpen"),
     ],
 )
 async def test_400_names_the_parameter(opt: httpx.AsyncClient, url: str, param: str) -> None:
@@ -589,3 +592,32 @@ async def test_a_webp_source_enlarged_past_webps_limit(
     assert response.status_code == 200, response.text
     assert response.headers["x-output-format"] == "jpeg"
     assert make.decode(response.content).width == 17000
+
+
+@pytest.mark.parametrize(
+    ("query", "corner"),
+    [
+        ("flip", make.BLUE),  # bare: true, as imgproxy and thumbor read it
+        ("flip&flop", make.WHITE),
+        ("w=40&flip&format=png", make.BLUE),
+        ("flip=false", make.RED),
+    ],
+)
+@pytest.mark.parametrize("form", ["/quads.png?", "/?file=quads.png&"])
+async def test_a_bare_switch_means_true(
+    opt: httpx.AsyncClient, docroot: Any, form: str, query: str, corner: tuple[int, int, int]
+) -> None:
+    (docroot / "quads.png").write_bytes(make.pillow_bytes(make.quadrants(40, 30), "PNG"))
+    response = await opt.get(f"{form}{query}", headers=OLD)
+    assert response.status_code == 200, response.text
+    image = make.decode(response.content)
+    assert (image.width, image.height) == (40, 30)
+    assert tuple(image(2, 2)[:3]) == corner
+
+
+async def test_a_bare_sharpen_is_the_default_strength(opt: httpx.AsyncClient) -> None:
+    bare = await opt.get("/photo.jpg?sharpen&format=png")
+    named = await opt.get("/photo.jpg?sharpen=true&format=png")
+    assert bare.status_code == named.status_code == 200
+    assert bare.headers["etag"] == named.headers["etag"]
+    assert bare.content == named.content

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from assetgate.errors import AppError
-from assetgate.optimizer.params import OPENAPI_PARAMS, PARAMS
+from assetgate.optimizer.params import OPENAPI_PARAMS, PARAMS, bare_switches
 from assetgate.optimizer.spec import (
     Crop,
     Filters,
@@ -103,6 +106,9 @@ def test_valid_values(query: dict[str, str], expected: ImageSpec) -> None:
         ({"focus_crop": "10,10,1.5,0.5"}, "focus_crop"),
         ({"focus_crop": "10,10,-1,5"}, "focus_crop"),
         ({"flip": "maybe"}, "flip"),
+        ({"flip": ""}, "flip"),
+        ({"flop": " "}, "flop"),
+        ({"sharpen": ""}, "sharpen"),
         ({"flop": "2"}, "flop"),
         ({"rotate": "45"}, "rotate"),
         ({"rotate": "360"}, "rotate"),
@@ -203,3 +209,28 @@ def test_openapi_rows_cover_every_parameter_and_alias() -> None:
     }  # fmt: skip
     assert set(names) == spec_names
     assert {p.name for p in PARAMS} <= set(names)
+
+
+@pytest.mark.parametrize(
+    ("raw", "read"),
+    [
+        ("flip", "flip=true"),
+        ("w=10&flip&flop=0", "w=10&flip=true&flop=0"),
+        ("flip=", "flip="),  # empty stays empty: a 400
+        ("sharpen&v", "sharpen=true&v"),  # only switches; an unknown bare name stays as it was
+        ("width", "width"),
+        ("", ""),
+    ],
+)
+def test_a_bare_switch_reads_as_true(raw: str, read: str) -> None:
+    assert bare_switches(raw) == read
+
+
+def test_the_filter_table_in_the_docs_states_the_parsers_ranges() -> None:
+    """docs/optimizer.md once said blur and sharpen run 1..100; the parser takes 0..100."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "optimizer.md").read_text()
+    rows = re.findall(r"^\| `([a-z_]+)=[A-Z]+` \(([−-]?[0-9]+)\.\.([0-9]+)", text, re.MULTILINE)
+    table = {p.name: (p.low, p.high) for p in PARAMS}
+    assert {name for name, _, _ in rows} >= {"blur", "sharpen", "brightness", "hue", "sepia"}
+    for name, low, high in rows:
+        assert (int(low.replace("−", "-")), int(high)) == table[name], name

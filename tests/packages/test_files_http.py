@@ -88,6 +88,24 @@ async def test_range_and_tag_redirect_to_the_exact_version(
         assert response.headers["access-control-allow-origin"] == "*"
 
 
+async def test_openapi_lists_the_redirect_of_a_range_or_tag(
+    npm: httpx.AsyncClient, demo: bytes
+) -> None:
+    """``/npm/demo@^1/dist/demo.js`` answers 302; the operation it belongs to must say so."""
+    paths = (await npm.get("/openapi.json")).json()["paths"]
+    cases = {
+        "/npm/demo@^1/": "/npm/{package}@{version}/",
+        "/npm/demo@latest/dist/demo.js": "/npm/{package}@{version}/{path}",
+    }
+    for url, template in cases.items():
+        response = await npm.get(url)
+        assert response.status_code == 302, url
+        declared = paths[template]["get"]["responses"]
+        assert str(response.status_code) in declared, template
+        headers = declared["302"].get("headers", {})
+        assert {"Location", "X-Resolved-Version"} <= set(headers), template
+
+
 async def test_default_file_redirect_and_reason(npm: httpx.AsyncClient, demo: bytes) -> None:
     response = await npm.get("/npm/demo@1.0.0/")
     assert response.status_code == 302

@@ -14,6 +14,7 @@ from assetgate.packages.query import SearchQuery, parse_search_query
         ({"q": "x" * 80, "limit": "20"}, SearchQuery("x" * 80, 20)),
         ({"q": "react", "limit": "1"}, SearchQuery("react", 1)),
         ({"q": "日本"}, SearchQuery("日本", 12)),
+        ({"q": " " * 39 + "ok" + " " * 39}, SearchQuery("ok", 12)),  # 80 as sent
     ],
 )
 def test_valid(query: dict[str, str], expected: SearchQuery) -> None:
@@ -28,6 +29,8 @@ def test_valid(query: dict[str, str], expected: SearchQuery) -> None:
         ({"q": "a"}, "q"),
         ({"q": "  a  "}, "q"),
         ({"q": "x" * 81}, "q"),
+        ({"q": "  " + "x" * 79 + "  "}, "q"),  # the limit applies to q as sent, not trimmed
+        ({"q": "jquery   " * 9 + "ui"}, "q"),  # 83 characters, 51 once spaces are collapsed
         ({"q": "ok", "limit": "0"}, "limit"),
         ({"q": "ok", "limit": "21"}, "limit"),
         ({"q": "ok", "limit": "1.5"}, "limit"),

@@ -18,6 +18,7 @@ from assetgate.optimizer.presets import load_presets
 from assetgate.settings import Settings
 from assetgate.web.logs import configure_logging
 from assetgate.web.ratelimit import shared_budget_problem
+from assetgate.web.urllimit import h11_head_limit
 
 FLAGS = {"root": "--root", "host": "--host", "port": "--port", "workers": "--workers"}
 
@@ -95,6 +96,9 @@ def run(args: argparse.Namespace) -> int:
         # must close its idle upstream connections sooner: deploy/nginx.conf.template).
         limit_concurrency=settings.limit_concurrency,
         timeout_keep_alive=settings.keep_alive_s,
+        # Without httptools, h11 reads the head (request line and headers) up to this size and
+        # answers plain text past it: keep it above ASSETGATE_MAX_URL_BYTES (web/urllimit.py).
+        h11_max_incomplete_event_size=h11_head_limit(settings.max_url_bytes),
     )
     return run_server(config, sock)
 

@@ -149,8 +149,9 @@ async def convert_body(
                 on_upload=on_upload,
             )
             options = parse_options(received.fields, effort=effort)
-            # An empty part is what a browser sends for a file input left empty.
-            uploads = [upload for upload in received.uploads if upload.size > 0]
+            # A part with no file name and no bytes is what a browser sends for a file input left
+            # empty; a named empty file is an upload (and fails as no image, docs/convert.md).
+            uploads = [u for u in received.uploads if u.size > 0 or u.filename]
             if not uploads:
                 raise no_images(received.names)
             scheduler.finish(uploads, options)
@@ -190,6 +191,9 @@ OPENAPI: Final[dict[str, Any]] = {
                                     "type": "array",
                                     "items": {"type": "string", "format": "binary"},
                                     "minItems": 1,
+                                    "description": "Image files. A file of 0 bytes is no image:"
+                                    " the 500 naming it (a part with neither file name nor bytes,"
+                                    " a browser's empty file input, is left out).",
                                 },
                                 "quality": {"type": "integer", "minimum": 0, "maximum": 100},
                                 "lossless": {"type": "integer", "enum": [0, 1]},

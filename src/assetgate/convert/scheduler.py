@@ -82,6 +82,11 @@ def as_file_error(upload: Upload, exc: AppError) -> AppError:
     return file_error(upload, f"is not a supported image ({exc.message})")
 
 
+def empty_error(upload: Upload) -> AppError:
+    """docs/convert.md: a named file of 0 bytes is a file that is no image (§7.2's 500)."""
+    return file_error(upload, "is empty (0 bytes), not an image")
+
+
 def extension_error(upload: Upload) -> AppError | None:
     """Spec §4.3: "File extensions must correspond to an image format"."""
     if has_image_extension(upload.filename):
@@ -124,10 +129,11 @@ class Scheduler:
                 group.start_soon(self._worker, self._receive.clone())
 
     def submit(self, upload: Upload, options: ConvertOptions) -> None:
-        """Queue ``upload`` (empty parts are not images and are left out)."""
-        if upload.size == 0:
+        """Queue ``upload``; a part with neither a file name nor bytes is left out (what a browser
+        sends for a file input left empty), a named empty file is an unsupported image."""
+        if upload.size == 0 and not upload.filename:
             return
-        error = extension_error(upload)
+        error = extension_error(upload) if upload.size else empty_error(upload)
         self._sizes.pop(upload.index, None)  # a job run again counts its new output only
         output = self.workdir / f"output-{next(self._attempt)}.webp"
         conversion = Conversion(options, output, error=error)

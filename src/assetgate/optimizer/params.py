@@ -11,7 +11,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
+from urllib.parse import unquote_plus
 
+from assetgate.errors import AppError
 from assetgate.imaging.formats import DEFAULT_QUALITY, OutputFormat
 from assetgate.web.params import read_bool, read_choice, read_flag, read_int, read_str
 
@@ -89,6 +91,7 @@ class Param:
             table = {c: c for c in self.choices}
             return read_choice(query, self.name, table, alias=self.alias, default=self.default)
         if self.kind == "bool":
+            _refuse_empty(query, self.name, BOOL_EXPECTED)
             return read_bool(query, self.name, alias=self.alias, default=bool(self.default))
         if self.kind == "flag":
             return read_flag(query, self.name)
@@ -148,7 +151,9 @@ FILE_PARAM: Final = Param(
     "Path of the file relative to the document root (API form only).",
     pattern=r"[\s\S]+",
     expected="a relative path",
-    max_len=64 * 1024,
+    # 1024 (macOS' PATH_MAX): even as 4-byte characters, percent-encoded, it fits with every
+    # other parameter in the 16 KiB of ASSETGATE_MAX_URL_BYTES, so the schema promises no 414.
+    max_len=1024,
 )
 
 #: The optimizer's parameters, in the order of spec §4.1 (``file`` is read by the route).
@@ -246,14 +251,44 @@ ALIASES: Final[Mapping[str, str]] = {p.alias: p.name for p in PARAMS if p.alias}
 RECOGNISED: Final[frozenset[str]] = frozenset({p.name for p in OPENAPI_PARAMS} | {"face_crop"})
 
 
+#: What a switch accepts, in its 400s (docs/optimizer.md, "Switches").
+BOOL_EXPECTED: Final = "true, false, 1 or 0 (the bare name means true)"
+#: Names that may stand alone in a query string: ``?flip`` is ``flip=true``.
+SWITCHES: Final[frozenset[str]] = frozenset(
+    p.name for p in PARAMS if p.kind in ("bool", "strength")
+)
+
+
+def bare_switches(query_string: str) -> str:
+    """``flip`` (no ``=``) -> ``flip=true``, as imgproxy and thumbor read a bare switch.
+
+    The query mapping cannot tell ``?flip`` from ``?flip=`` (both are ``""``), so this runs on
+    the raw string; ``?flip=`` stays empty and is a 400 (``_refuse_empty``)."""
+    if not query_string:
+        return query_string
+    pieces = query_string.split("&")
+    bare = [p for p in pieces if "=" not in p and unquote_plus(p) in SWITCHES]
+    if not bare:
+        return query_string
+    return "&".join(f"{p}=true" if p in bare else p for p in pieces)
+
+
+def _refuse_empty(query: Mapping[str, str], name: str, expected: str) -> None:
+    """``?flip=`` is a question without an answer: a 400, not a silent ``false``."""
+    raw = query.get(name)
+    if raw is not None and not raw.strip():
+        raise AppError.bad_param(name, expected, raw)
+
+
 def _read_strength(query: Mapping[str, str], name: str, high: int) -> int:
     raw = query.get(name)
     if raw is None:
         return 0
+    _refuse_empty(query, name, f"true, false or an integer 0..{high} (the bare name means true)")
     lowered = raw.strip().lower()
     if lowered in ("true", "yes", "on"):
         return DEFAULT_SHARPEN
-    if lowered in ("false", "no", "off", ""):
+    if lowered in ("false", "no", "off"):
         return 0
     value = read_int(query, name, low=0, high=high)
     assert value is not None

@@ -15,6 +15,7 @@ from typing import Final
 from starlette.datastructures import QueryParams
 
 from assetgate.minify.spec import AssetSpec, parse_asset_spec
+from assetgate.optimizer.params import bare_switches
 from assetgate.optimizer.presets import NO_PRESETS, Presets, expand, snap_width, transforms
 from assetgate.optimizer.spec import ImageSpec, parse_spec
 
@@ -38,7 +39,7 @@ def read_query(
     widths: tuple[int, ...] = (),
 ) -> Query:
     """Presets expanded and the width snapped here, so the ETag's key is what gets rendered."""
-    query = QueryParams(query_string.decode("latin-1"))
+    query = QueryParams(bare_switches(query_string.decode("latin-1")))
     if static_when_plain and not transforms(query):
         return Query(None, (), parse_asset_spec(query))
     spec = snap_width(parse_spec(expand(query, presets)), widths)

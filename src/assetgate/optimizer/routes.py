@@ -108,7 +108,8 @@ async def optimize_file(request: Request) -> Response:
     """``/?file=<path>&...`` (operation ``optimizeFile``)."""
     if "file" not in request.query_params:
         raise AppError(400, f"file: required parameter is missing; {PAGES_HINT}", param="file")
-    # Long or odd paths are the path gate's business (404 like any missing file), not a 400.
+    # Odd paths are the path gate's business (404 like any missing file); only one longer than
+    # the schema's maxLength (1024 characters) is a 400.
     name = read_str(
         request.query_params, "file", min_len=1, max_len=FILE_PARAM.max_len, required=True
     )

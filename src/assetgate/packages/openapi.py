@@ -59,6 +59,19 @@ _PINNED = {
     "504": _error("The upstream download timed out."),
 }
 
+#: A range or tag (``^1``, ``latest``) answers with the exact version it resolves to, path kept.
+_RESOLVED: Final = {
+    "description": "From a range or tag to the exact version it resolves to (path and query"
+    " kept; `Cache-Control: public, max-age=300`).",
+    "headers": {
+        "Location": {"schema": {"type": "string"}, "description": "The version-pinned URL."},
+        "X-Resolved-Version": {
+            "schema": {"type": "string"},
+            "description": "The exact version a range or tag resolved to.",
+        },
+    },
+}
+
 OPENAPI: Final[dict[str, Any]] = {
     "/npm": {
         "get": {
@@ -118,7 +131,11 @@ OPENAPI: Final[dict[str, Any]] = {
                 {"name": "version", "in": "path", "required": True, "schema": {"type": "string"}},
             ],
             "responses": {
-                "302": {"description": "To the default file, or from a range/tag to the version."},
+                "302": {
+                    "description": "To the default file (`X-Default-File-Reason` says why),"
+                    " or from a range or tag to the exact version.",
+                    "headers": _RESOLVED["headers"],
+                },
                 **{k: v for k, v in _PINNED.items() if k not in ("200", "304")},
             },
         }
@@ -133,7 +150,7 @@ OPENAPI: Final[dict[str, Any]] = {
                 {"name": "version", "in": "path", "required": True, "schema": {"type": "string"}},
                 {"name": "path", "in": "path", "required": True, "schema": {"type": "string"}},
             ],
-            "responses": _PINNED,
+            "responses": {"302": _RESOLVED, **_PINNED},
         }
     },
     "/npm/_assets/{name}": {

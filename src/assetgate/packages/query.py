@@ -1,7 +1,9 @@
 """``/npm/search`` query string -> SearchQuery (pure; spec §4.2 and §8).
 
-``q`` is measured after trimming, in code points, 2..80; ``limit`` is a base-10 integer 1..20,
-default 12. Anything else is a 400 that names the parameter.
+``q`` is measured as sent, in code points, 2..80 (the spec's limit and the schema's
+``maxLength`` apply to the parameter, not to what is left after trimming), and must hold two
+characters besides spaces; the search then uses it with runs of whitespace collapsed. ``limit``
+is a base-10 integer 1..20, default 12. Anything else is a 400 that names the parameter.
 """
 
 from __future__ import annotations
@@ -35,9 +37,11 @@ def parse_search_query(query: Mapping[str, str]) -> SearchQuery:
     raw = query.get("q")
     if raw is None:
         raise AppError.missing_param("q")
-    q = " ".join(raw.split())
-    if not Q_MIN_CHARS <= len(q) <= Q_MAX_CHARS:
+    if not Q_MIN_CHARS <= len(raw) <= Q_MAX_CHARS:
         raise AppError.bad_param("q", f"{Q_MIN_CHARS}..{Q_MAX_CHARS} characters", raw)
+    q = " ".join(raw.split())
+    if len(q) < Q_MIN_CHARS:
+        raise AppError.bad_param("q", f"at least {Q_MIN_CHARS} characters besides spaces", raw)
     limit = read_int(query, "limit", low=LIMIT_MIN, high=LIMIT_MAX, default=LIMIT_DEFAULT)
     assert limit is not None
     return SearchQuery(q=q, limit=limit)

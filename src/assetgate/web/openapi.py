@@ -76,10 +76,23 @@ SERVICE_PATHS: dict[str, Any] = {
 }
 
 
+#: Every operation may answer it: the URL limit is checked before routing (web/urllimit.py).
+URL_TOO_LONG: dict[str, Any] = {
+    "description": "The URL is longer than ASSETGATE_MAX_URL_BYTES (16 KiB by default).",
+    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+}
+
+
 def make_document(paths: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    merged: dict[str, Any] = dict(SERVICE_PATHS)
-    for part in paths:
-        merged.update(part)
+    merged: dict[str, Any] = {}
+    for table in (SERVICE_PATHS, *paths):
+        for path, operations in table.items():
+            merged[path] = {
+                method: {**op, "responses": {**op["responses"], "414": URL_TOO_LONG}}
+                if isinstance(op, dict) and "responses" in op
+                else op
+                for method, op in operations.items()
+            }
     return {
         "openapi": "3.1.1",
         "info": {
