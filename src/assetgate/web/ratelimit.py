@@ -185,11 +185,14 @@ def client_address(
     return str(current)
 
 
-def _storage_options(uri: str) -> dict[str, float | bool]:
-    options: dict[str, float | bool] = {"wrap_exceptions": True}
+def _storage_options(uri: str) -> dict[str, float | bool | str]:
+    """Redis through redis-py, the client the rest of the service already uses (``limits``
+    defaults to coredis, which would be a second Redis client to install and keep up)."""
+    options: dict[str, float | bool | str] = {"wrap_exceptions": True}
     if uri.split("://", 1)[0].removeprefix("async+") in _REDIS_SCHEMES:
-        options["connect_timeout"] = STORAGE_CONNECT_TIMEOUT_S
-        options["stream_timeout"] = STORAGE_STREAM_TIMEOUT_S
+        options["implementation"] = "redispy"
+        options["socket_connect_timeout"] = STORAGE_CONNECT_TIMEOUT_S
+        options["socket_timeout"] = STORAGE_STREAM_TIMEOUT_S
     return options
 
 
