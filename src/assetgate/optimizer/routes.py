@@ -85,23 +85,25 @@ async def lifespan(res: Resources) -> AsyncIterator[OptimizerState]:
             ttl=results.keep_for,
             on_disk=True,
         )
-    yield OptimizerState(
-        # The shrink mode changes JPEG output bytes, so it is part of every image ETag.
-        engine=engine_version() + ("/fast-shrink" if settings.fast_shrink else ""),
-        limits=Limits.from_settings(settings, res.decode_limits),
-        cors={
-            "Access-Control-Allow-Origin": settings.cors_origin,
-            "Access-Control-Expose-Headers": EXPOSED,
-        },
-        real_root=os.path.realpath(settings.root),
-        read_query=query_reader(
-            presets=load_presets(settings.presets), widths=tuple(settings.allowed_widths)
-        ),
-        results=cache,
-        signing_keys=tuple(settings.signing_keys),
-    )
-    if cache is not None:
-        await cache.aclose()
+    try:
+        yield OptimizerState(
+            # The shrink mode changes JPEG output bytes, so it is part of every image ETag.
+            engine=engine_version() + ("/fast-shrink" if settings.fast_shrink else ""),
+            limits=Limits.from_settings(settings, res.decode_limits),
+            cors={
+                "Access-Control-Allow-Origin": settings.cors_origin,
+                "Access-Control-Expose-Headers": EXPOSED,
+            },
+            real_root=os.path.realpath(settings.root),
+            read_query=query_reader(
+                presets=load_presets(settings.presets), widths=tuple(settings.allowed_widths)
+            ),
+            results=cache,
+            signing_keys=tuple(settings.signing_keys),
+        )
+    finally:  # also when the app leaves its lifespan with an error
+        if cache is not None:
+            await cache.aclose()
 
 
 async def optimize_file(request: Request) -> Response:
