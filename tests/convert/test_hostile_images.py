@@ -1,0 +1,46 @@
+"""Hostile image uploads to /api/convert: refused from their headers with 413 naming the file,
+before a decoder spends time or memory, and nothing left in the work directory."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import pytest
+
+from assetgate.settings import Settings
+from tests.conftest import app_client
+from tests.imaging import factory as make
+
+pytestmark = pytest.mark.anyio
+
+
+def assert_error(response: httpx.Response, status: int, *fragments: str) -> None:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == "application/json"
+    body = response.json()
+    assert body["code"] == status
+    for fragment in fragments:
+        assert fragment in body["error"]
+    assert "Traceback" not in response.text
+    assert "/tmp" not in response.text
+
+
+def upload(name: str, data: bytes) -> list[tuple[str, tuple[str, bytes, str]]]:
+    return [("images", (name, data, "application/octet-stream"))]
+
+
+async def test_progressive_scan_bomb_is_413_at_once(
+    make_settings: Callable[..., Settings], private_tmp: Path
+) -> None:
+    async with app_client(make_settings(rate_limit="1000/10 seconds")) as client:
+        started = time.perf_counter()
+        response = await client.post(
+            "/api/convert", files=upload("scans.jpg", make.scan_bomb_jpeg())
+        )
+        elapsed = time.perf_counter() - started
+    assert_error(response, 413, "'scans.jpg'", "more than 100", "scans")
+    assert elapsed < 2.0
+    assert list(private_tmp.iterdir()) == []

@@ -1,0 +1,57 @@
+"""Hostile image files through the optimizer's HTTP route: each is refused from its headers,
+with the spec's status, before a decoder spends time or memory on it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.imaging import factory as make
+
+pytestmark = pytest.mark.anyio
+
+
+def assert_error(response: httpx.Response, status: int, *fragments: str) -> None:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == "application/json"
+    body = response.json()
+    assert body["code"] == status
+    for fragment in fragments:
+        assert fragment in body["error"]
+    assert "Traceback" not in response.text
+    assert "/tmp" not in response.text
+
+
+@pytest.mark.parametrize(
+    "url", ["/scans.jpg?w=100", "/?file=scans.jpg&format=webp", "/scans.jpg?format=png"]
+)
+async def test_progressive_scan_bomb_is_413_at_once(
+    docroot: Path, custom_client: Callable[..., Any], url: str
+) -> None:
+    """4096x4096, 2,649 valid scans in 200 KB: ~10 CPU-s and a 50 MB coefficient buffer for
+    libjpeg, whatever the render deadline; refused from the markers."""
+    (docroot / "scans.jpg").write_bytes(make.scan_bomb_jpeg())
+    async with custom_client() as client:
+        started = time.perf_counter()
+        response = await client.get(url, headers={"accept": "image/webp"})
+        elapsed = time.perf_counter() - started
+        assert_error(response, 413, "more than 100", "scans")
+        assert elapsed < 2.0
+        head = await client.head(url)
+        assert head.status_code == 413
+
+
+async def test_scan_limit_is_a_setting(docroot: Path, custom_client: Callable[..., Any]) -> None:
+    progressive = make.pillow_bytes(make.quadrants(64, 48), "JPEG", progressive=True)
+    (docroot / "progressive.jpg").write_bytes(progressive)  # 10 scans
+    async with custom_client(max_jpeg_scans=9) as client:
+        assert_error(await client.get("/progressive.jpg?w=32"), 413, "more than 9")
+    async with custom_client() as client:
+        response = await client.get("/progressive.jpg?w=32&format=png")
+        assert response.status_code == 200
+        assert make.decode(response.content).width == 32
