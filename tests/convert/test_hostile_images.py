@@ -44,3 +44,13 @@ async def test_progressive_scan_bomb_is_413_at_once(
     assert_error(response, 413, "'scans.jpg'", "more than 100", "scans")
     assert elapsed < 2.0
     assert list(private_tmp.iterdir()) == []
+
+
+async def test_gif_screen_and_frame_bombs_are_413_naming_the_file(
+    make_settings: Callable[..., Settings], private_tmp: Path
+) -> None:
+    async with app_client(make_settings(rate_limit="1000/10 seconds")) as client:
+        for name, data in make.gif_bombs().items():
+            response = await client.post("/api/convert", files=upload(name, data))
+            assert_error(response, 413, f"'{name}'", "GIF screen and frames span")
+    assert list(private_tmp.iterdir()) == []

@@ -370,3 +370,36 @@ def scan_bomb_jpeg(width: int = 4096, height: int = 4096, components: int = 3) -
                 parts += [sos(component, k, k, high, high - 1), run_data]
     parts.append(b"\xff\xd9")
     return b"".join(parts)
+
+
+# --- GIF canvas bombs: screens and frame descriptors that claim more than the pixels -----------
+
+Frame = tuple[int, int, int, int]  # left, top, width, height
+
+
+def gif_claiming(screen: tuple[int, int], frames: list[Frame]) -> bytes:
+    """A GIF89a with a two-colour global table whose frames each carry one pixel of LZW data
+    (clear, index 0, end) whatever their descriptor claims: a 1x1 frame is complete, a larger
+    one is short of data, as a bomb's is."""
+    header = b"GIF89a" + struct.pack("<HHBBB", *screen, 0x80, 0, 0) + b"\x00\x00\x00\xff\xff\xff"
+    loop = b"\x21\xff\x0bNETSCAPE2.0\x03\x01\x00\x00\x00"
+    body = b"".join(
+        b"\x21\xf9\x04\x00\x0a\x00\x00\x00"  # graphic control: 100 ms
+        + b"\x2c"
+        + struct.pack("<HHHHB", *frame, 0)
+        + b"\x02\x02\x44\x01\x00"  # LZW minimum code size 2; codes 4, 0, 5 in 3 bits
+        for frame in frames
+    )
+    return header + loop + body + b";"
+
+
+def gif_bombs() -> dict[str, bytes]:
+    """The four shapes that reached libnsgif or Pillow: a huge screen, a huge first frame (libnsgif
+    grows its screen to it), a huge later frame, a 1x1 frame placed far off a small screen
+    (Pillow's ``decompression_bomb_extents.gif``: Pillow grows its canvas to the extent)."""
+    return {
+        "screen.gif": gif_claiming((60_000, 60_000), [(0, 0, 1, 1)]),
+        "first-frame.gif": gif_claiming((100, 100), [(0, 0, 60_000, 60_000)]),
+        "later-frame.gif": gif_claiming((100, 100), [(0, 0, 1, 1), (0, 0, 65_535, 1_000)]),
+        "extents.gif": gif_claiming((100, 100), [(0, 0, 1, 1), (60_000, 60_000, 1, 1)]),
+    }

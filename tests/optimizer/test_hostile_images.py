@@ -55,3 +55,16 @@ async def test_scan_limit_is_a_setting(docroot: Path, custom_client: Callable[..
         response = await client.get("/progressive.jpg?w=32&format=png")
         assert response.status_code == 200
         assert make.decode(response.content).width == 32
+
+
+@pytest.mark.parametrize("name", sorted(make.gif_bombs()))
+@pytest.mark.parametrize("url", ["/?file={}", "/{}?w=50", "/{}?format=webp"])
+async def test_gif_screen_and_frame_bombs_are_413(
+    docroot: Path, custom_client: Callable[..., Any], name: str, url: str
+) -> None:
+    """Before: 415 (libnsgif refused the header, or the short frame data), or 500 for the
+    far-off frame (Pillow's DecompressionBombError)."""
+    (docroot / name).write_bytes(make.gif_bombs()[name])
+    async with custom_client() as client:
+        response = await client.get(url.format(name), headers={"accept": "image/webp"})
+    assert_error(response, 413, "GIF screen and frames span", "over the input limit of 50 MP")

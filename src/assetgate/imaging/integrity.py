@@ -76,19 +76,16 @@ def complete_jpeg(src: ImageInput) -> ImageInput:
     return bytes(src) + EOI
 
 
-def check_gif_ends(src: ImageInput) -> tuple[int, int]:
-    """The logical screen size (the canvas a decoder allocates); 415 without the trailer (a GIF
-    cut short: libnsgif quietly drops the cut frame)."""
+def check_gif_trailer(src: ImageInput) -> None:
+    """415 without the trailer (a GIF cut short: libnsgif quietly drops the cut frame)."""
     if isinstance(src, Path | str):
         with open(src, "rb") as handle:
-            head = handle.read(10)
             handle.seek(max(0, os.fstat(handle.fileno()).st_size - 16))
             tail = handle.read(16)
     else:
-        head, tail = bytes(src[:10]), bytes(src[-16:])
+        tail = bytes(src[-16:])
     if not tail.rstrip(b"\x00").endswith(b";"):
         raise AppError.unsupported_media("image data is truncated or corrupt")
-    return int.from_bytes(head[6:8], "little"), int.from_bytes(head[8:10], "little")
 
 
 def check_gif_frames(src: ImageInput) -> None:
@@ -98,5 +95,7 @@ def check_gif_frames(src: ImageInput) -> None:
         with PILImage.open(stream, formats=["GIF"]) as image:
             for frame in ImageSequence.Iterator(image):
                 frame.load()
+    except PILImage.DecompressionBombError:  # a frame's extent (checked first by the probe)
+        raise AppError.too_large("GIF frames exceed the decoder's safety limit") from None
     except (OSError, SyntaxError, ValueError, EOFError):
         raise AppError.unsupported_media("image data is truncated or corrupt") from None

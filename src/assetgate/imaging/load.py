@@ -13,7 +13,8 @@ API:
   frame count of an animation (1 otherwise); ``.pixels`` = width*height, ``.animated``.
 - ``probe(src, fmt, *, max_pixels, disabled=(), max_scans=100) -> SourceInfo``: header only.
   Raises AppError 413 when one frame exceeds ``max_pixels`` (for HEIF/AVIF also when the primary
-  item's coded size claims more: ``imaging.heif_header``, checked before libheif reads the file),
+  item's coded size claims more: ``imaging.heif_header``, checked before libheif reads the file;
+  for GIF when the screen grown to every frame's extent does: ``imaging.gif_header``),
   when a JPEG has more than ``max_scans`` scans (``imaging.jpeg_header``, counted from the
   markers before libjpeg runs them); 415 when the header cannot be read, 501 when the codec is
   disabled (``disabled`` = ASSETGATE_DISABLED_CODECS names) or missing.
@@ -48,7 +49,7 @@ import pyvips
 
 from assetgate import stop
 from assetgate.errors import AppError
-from assetgate.imaging import heif_header, integrity, jpeg_header
+from assetgate.imaging import gif_header, heif_header, integrity, jpeg_header
 from assetgate.imaging.formats import (
     ANIMATED_FORMATS,
     ImageInput,
@@ -135,16 +136,17 @@ def probe(
         )
         if claim is not None and claim[0] * claim[1] > max_pixels:
             raise _too_large(*claim, max_pixels)
+    if fmt == "gif":
+        # Before libnsgif and Pillow: the canvas they allocate is the logical screen grown to
+        # every frame's extent (a 1x1 frame at 60000,60000 is a 3.6 GP canvas), not the frame
+        # size libvips reports.
+        _check_gif_canvas(src, max_pixels)
     with decoding():
         info = probe_pillow(src, fmt) if fmt in PILLOW_FORMATS else _probe_vips(src, fmt)
     if info.pixels > max_pixels:
         raise _too_large(info.width, info.height, max_pixels)
     if fmt == "gif":
-        # libvips reports the frame size, but a GIF's logical screen is the canvas a decoder
-        # (ours or the browser's) allocates: a 60000x60000 screen around a 1x1 frame is a bomb.
-        screen_w, screen_h = integrity.check_gif_ends(src)
-        if screen_w * screen_h > max_pixels:
-            raise _too_large(screen_w, screen_h, max_pixels)
+        integrity.check_gif_trailer(src)
     return info
 
 
@@ -336,6 +338,19 @@ def _check_codec(fmt: InputFormat, disabled: Collection[str]) -> None:
     loader = _VIPS_LOADERS.get(fmt)
     if fmt not in PILLOW_FORMATS and loader and not pyvips.type_find("VipsOperation", loader):
         raise AppError.not_implemented(f"the {fmt} decoder is not available on this server")
+
+
+def _check_gif_canvas(src: ImageInput, max_pixels: int) -> None:
+    if isinstance(src, Path | str):
+        canvas = gif_header.file_canvas_size(src)
+    else:
+        canvas = gif_header.canvas_size(src)
+    if canvas is not None and canvas[0] * canvas[1] > max_pixels:
+        width, height = canvas
+        raise AppError.too_large(
+            f"GIF screen and frames span {width}x{height} ({width * height / 1e6:.1f} MP), over "
+            f"the input limit of {max_pixels / 1e6:g} MP"
+        )
 
 
 def _check_scans(src: ImageInput, max_scans: int) -> None:
