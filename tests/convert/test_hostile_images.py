@@ -54,3 +54,22 @@ async def test_gif_screen_and_frame_bombs_are_413_naming_the_file(
             response = await client.post("/api/convert", files=upload(name, data))
             assert_error(response, 413, f"'{name}'", "GIF screen and frames span")
     assert list(private_tmp.iterdir()) == []
+
+
+async def test_truncated_progressive_jpeg_is_the_damaged_image_error(
+    make_settings: Callable[..., Settings], private_tmp: Path
+) -> None:
+    """Before: 200 with a WebP grey where scans were missing or zeros were decoded as data."""
+    big = make.progressive_jpeg(800, 600)
+    cuts = {
+        "scans.jpg": make.cut_between_scans(big, 5),
+        "padded.jpg": make.zero_padded_cut(big, 0.5),
+    }
+    async with app_client(make_settings(rate_limit="1000/10 seconds")) as client:
+        for name, data in cuts.items():
+            response = await client.post("/api/convert", files=upload(name, data))
+            assert_error(response, 500, f"'{name}'", "not a supported image")
+        whole = await client.post("/api/convert", files=upload("whole.jpg", big[:-2]))
+        assert whole.status_code == 200
+        assert whole.headers["content-type"] == "image/webp"
+    assert list(private_tmp.iterdir()) == []

@@ -403,3 +403,34 @@ def gif_bombs() -> dict[str, bytes]:
         "later-frame.gif": gif_claiming((100, 100), [(0, 0, 1, 1), (0, 0, 65_535, 1_000)]),
         "extents.gif": gif_claiming((100, 100), [(0, 0, 1, 1), (60_000, 60_000, 1, 1)]),
     }
+
+
+# --- truncated progressive JPEGs ----------------------------------------------------------------
+
+
+def progressive_jpeg(width: int = 400, height: int = 300) -> bytes:
+    """A progressive photo-like JPEG (libjpeg's default script: 10 scans) with real detail."""
+    image = pyvips.Image.gaussnoise(width, height, sigma=40, mean=128).cast("uchar").gaussblur(2)
+    image = image.bandjoin([image.flip("horizontal"), image.flip("vertical")])
+    return bytes(image.copy(interpretation="srgb").jpegsave_buffer(Q=90, interlace=True))
+
+
+def scan_offsets(data: bytes) -> list[int]:
+    """Where each SOS marker starts (the file has no APP segment holding a JPEG)."""
+    offsets, index = [], data.find(b"\xff\xda")
+    while index >= 0:
+        offsets.append(index)
+        index = data.find(b"\xff\xda", index + 2)
+    return offsets
+
+
+def cut_between_scans(data: bytes, scans: int) -> bytes:
+    """The file as a download cut right before scan ``scans + 1`` leaves it (no EOI)."""
+    return data[: scan_offsets(data)[scans]]
+
+
+def zero_padded_cut(data: bytes, keep: float) -> bytes:
+    """The first ``keep`` of the file, then zero bytes to its full length (a download cut short
+    into a preallocated file)."""
+    kept = int(len(data) * keep)
+    return data[:kept] + bytes(len(data) - kept)

@@ -68,3 +68,32 @@ async def test_gif_screen_and_frame_bombs_are_413(
     async with custom_client() as client:
         response = await client.get(url.format(name), headers={"accept": "image/webp"})
     assert_error(response, 413, "GIF screen and frames span", "over the input limit of 50 MP")
+
+
+def _truncated_progressive() -> dict[str, bytes]:
+    big = make.progressive_jpeg(800, 600)  # > 64 KiB: decoded from the file, not memory
+    small = make.progressive_jpeg(200, 150)
+    assert len(big) > 64 * 1024 > len(small)
+    return {
+        "scans-big.jpg": make.cut_between_scans(big, 5),
+        "scans-small.jpg": make.cut_between_scans(small, 2),
+        "padded-big.jpg": make.zero_padded_cut(big, 0.5),
+        "padded-small.jpg": make.zero_padded_cut(small, 0.3),
+    }
+
+
+@pytest.mark.parametrize("url", ["/{}?w=100", "/?file={}&format=png", "/{}?format=webp"])
+async def test_truncated_progressive_jpeg_is_415_like_other_damaged_images(
+    docroot: Path, custom_client: Callable[..., Any], url: str
+) -> None:
+    """Before: 200 with grey where scans were missing or zeros were decoded as data."""
+    cuts = _truncated_progressive()
+    for name, data in cuts.items():
+        (docroot / name).write_bytes(data)
+    (docroot / "whole.jpg").write_bytes(make.progressive_jpeg(800, 600)[:-2])  # only EOI lost
+    async with custom_client() as client:
+        for name in cuts:
+            response = await client.get(url.format(name))
+            assert_error(response, 415, "truncated or corrupt")
+        whole = await client.get(url.format("whole.jpg"))
+        assert whole.status_code == 200

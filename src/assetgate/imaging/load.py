@@ -16,7 +16,8 @@ API:
   item's coded size claims more: ``imaging.heif_header``, checked before libheif reads the file;
   for GIF when the screen grown to every frame's extent does: ``imaging.gif_header``),
   when a JPEG has more than ``max_scans`` scans (``imaging.jpeg_header``, counted from the
-  markers before libjpeg runs them); 415 when the header cannot be read, 501 when the codec is
+  markers before libjpeg runs them); 415 when the header cannot be read or a progressive JPEG
+  stops between scans, 501 when the codec is
   disabled (``disabled`` = ASSETGATE_DISABLED_CODECS names) or missing.
 - ``open_image(src, fmt, *, max_pixels, animated=False, disabled=(), max_frames=1000,
   max_scans=100, size=None) -> pyvips.Image``: decoded lazily but strictly, EXIF-rotated, 8-bit
@@ -127,7 +128,7 @@ def probe(
     _check_codec(fmt, disabled)
     if fmt == "jpeg":
         # Before libjpeg, which runs every scan over the whole image before the first pixel.
-        _check_scans(src, max_scans)
+        _check_jpeg(src, max_scans)
     if fmt in ("heif", "avif"):
         # Before libheif, which refuses some hostile headers outright and reports the cropped
         # size: the coded size a decoder allocates, whatever follows in the file.
@@ -353,16 +354,20 @@ def _check_gif_canvas(src: ImageInput, max_pixels: int) -> None:
         )
 
 
-def _check_scans(src: ImageInput, max_scans: int) -> None:
+def _check_jpeg(src: ImageInput, max_scans: int) -> None:
+    """Before libjpeg: too many scans (413), a progressive file cut between scans (415)."""
     if isinstance(src, Path | str):
-        scans = jpeg_header.file_scan_count(src, stop_after=max_scans)
+        scans = jpeg_header.read_file_scans(src, stop_after=max_scans)
     else:
-        scans = jpeg_header.scan_count(src, stop_after=max_scans)
-    if scans > max_scans:
+        scans = jpeg_header.read_scans(src, stop_after=max_scans)
+    if scans.count > max_scans:
         raise AppError.too_large(
             f"JPEG has more than {max_scans} progressive scans (the limit); each scan is a pass "
             "over the whole image"
         )
+    if scans.truncated:
+        log.info("undecodable image: a progressive JPEG ends after %d scans", scans.count)
+        raise AppError.unsupported_media("image data is truncated or corrupt")
 
 
 def _too_large(width: int, height: int, max_pixels: int) -> AppError:
