@@ -74,6 +74,7 @@ class Settings(BaseSettings):
     file_memory_bytes: int = Field(default=32 * 1024 * 1024, ge=0)
     minify_workers: int = Field(default=0, ge=0)  # 0: half the cores, at least one
     minify_timeout_s: float = Field(default=5.0, gt=0)
+    max_jpeg_scans: int = Field(default=100, ge=1)
 
     # --- package library (B) ------------------------------------------------------------------
     store: Path = Field(default_factory=_default_store)

@@ -301,3 +301,136 @@ def decode(data: bytes) -> pyvips.Image:
 def pixel(data: bytes, x: int, y: int) -> list[float]:
     image = pyvips.Image.new_from_buffer(data, "")
     return list(image(x, y))
+
+
+# --- progressive-JPEG scan bomb --------------------------------------------------------------
+
+
+class _BitWriter:
+    """Entropy-coded bits, padded with 1s and byte-stuffed as T.81 F.1.2.3 asks."""
+
+    def __init__(self) -> None:
+        self.value = 0
+        self.count = 0
+
+    def put(self, value: int, length: int) -> None:
+        self.value = (self.value << length) | value
+        self.count += length
+
+    def data(self) -> bytes:
+        pad = -self.count % 8
+        value = (self.value << pad) | ((1 << pad) - 1)
+        return value.to_bytes((self.count + pad) // 8, "big").replace(b"\xff", b"\xff\x00")
+
+
+def _jpeg_segment(marker: int, payload: bytes) -> bytes:
+    return struct.pack(">BBH", 0xFF, marker, len(payload) + 2) + payload
+
+
+def scan_bomb_jpeg(width: int = 4096, height: int = 4096, components: int = 3) -> bytes:
+    """A valid flat-grey progressive JPEG of 2,649 scans (3 components): per component one DC
+    scan, then each of the 63 AC coefficients on its own, first at point transform 13 and then
+    refined one bit at a time (1 + 63 x 14 scans). Every block is zero, so each AC scan is a
+    few end-of-band runs: the file is small and libjpeg still walks every block once per scan.
+    """
+    blocks = ((width + 7) // 8) * ((height + 7) // 8)
+    sof = struct.pack(">BHHB", 8, height, width, components)
+    sof += b"".join(struct.pack(">BBB", c + 1, 0x11, 0) for c in range(components))
+    dc_table = b"\x00" + bytes([1] + [0] * 15) + b"\x00"  # symbol 0 (difference 0) = "0"
+    # EOBr symbols r<<4 for r = 0..14, each a 4-bit code equal to r.
+    ac_table = b"\x10" + bytes([0, 0, 0, 15] + [0] * 12) + bytes(r << 4 for r in range(15))
+    parts = [
+        b"\xff\xd8",
+        _jpeg_segment(0xDB, b"\x00" + b"\x01" * 64),
+        _jpeg_segment(0xC2, sof),
+        _jpeg_segment(0xC4, dc_table + ac_table),
+    ]
+    dc = _BitWriter()
+    dc.put(0, blocks)
+    runs = _BitWriter()
+    left = blocks
+    while left:  # EOBRUN = 2^r + r extra bits, at most 32767 blocks per symbol
+        run = min(left, 32767)
+        r = run.bit_length() - 1
+        runs.put(r, 4)
+        runs.put(run - (1 << r), r)
+        left -= run
+    dc_data, run_data = dc.data(), runs.data()
+
+    def sos(component: int, first: int, last: int, high: int, low: int) -> bytes:
+        return _jpeg_segment(
+            0xDA, struct.pack(">BBBBBB", 1, component + 1, 0, first, last, high << 4 | low)
+        )
+
+    for component in range(components):
+        parts += [sos(component, 0, 0, 0, 13), dc_data]
+        for k in range(1, 64):
+            parts += [sos(component, k, k, 0, 13), run_data]
+            for high in range(13, 0, -1):
+                parts += [sos(component, k, k, high, high - 1), run_data]
+    parts.append(b"\xff\xd9")
+    return b"".join(parts)
+
+
+# --- GIF canvas bombs: screens and frame descriptors that claim more than the pixels -----------
+
+Frame = tuple[int, int, int, int]  # left, top, width, height
+
+
+def gif_claiming(screen: tuple[int, int], frames: list[Frame]) -> bytes:
+    """A GIF89a with a two-colour global table whose frames each carry one pixel of LZW data
+    (clear, index 0, end) whatever their descriptor claims: a 1x1 frame is complete, a larger
+    one is short of data, as a bomb's is."""
+    header = b"GIF89a" + struct.pack("<HHBBB", *screen, 0x80, 0, 0) + b"\x00\x00\x00\xff\xff\xff"
+    loop = b"\x21\xff\x0bNETSCAPE2.0\x03\x01\x00\x00\x00"
+    body = b"".join(
+        b"\x21\xf9\x04\x00\x0a\x00\x00\x00"  # graphic control: 100 ms
+        + b"\x2c"
+        + struct.pack("<HHHHB", *frame, 0)
+        + b"\x02\x02\x44\x01\x00"  # LZW minimum code size 2; codes 4, 0, 5 in 3 bits
+        for frame in frames
+    )
+    return header + loop + body + b";"
+
+
+def gif_bombs() -> dict[str, bytes]:
+    """The four shapes that reached libnsgif or Pillow: a huge screen, a huge first frame (libnsgif
+    grows its screen to it), a huge later frame, a 1x1 frame placed far off a small screen
+    (Pillow's ``decompression_bomb_extents.gif``: Pillow grows its canvas to the extent)."""
+    return {
+        "screen.gif": gif_claiming((60_000, 60_000), [(0, 0, 1, 1)]),
+        "first-frame.gif": gif_claiming((100, 100), [(0, 0, 60_000, 60_000)]),
+        "later-frame.gif": gif_claiming((100, 100), [(0, 0, 1, 1), (0, 0, 65_535, 1_000)]),
+        "extents.gif": gif_claiming((100, 100), [(0, 0, 1, 1), (60_000, 60_000, 1, 1)]),
+    }
+
+
+# --- truncated progressive JPEGs ----------------------------------------------------------------
+
+
+def progressive_jpeg(width: int = 400, height: int = 300) -> bytes:
+    """A progressive photo-like JPEG (libjpeg's default script: 10 scans) with real detail."""
+    image = pyvips.Image.gaussnoise(width, height, sigma=40, mean=128).cast("uchar").gaussblur(2)
+    image = image.bandjoin([image.flip("horizontal"), image.flip("vertical")])
+    return bytes(image.copy(interpretation="srgb").jpegsave_buffer(Q=90, interlace=True))
+
+
+def scan_offsets(data: bytes) -> list[int]:
+    """Where each SOS marker starts (the file has no APP segment holding a JPEG)."""
+    offsets, index = [], data.find(b"\xff\xda")
+    while index >= 0:
+        offsets.append(index)
+        index = data.find(b"\xff\xda", index + 2)
+    return offsets
+
+
+def cut_between_scans(data: bytes, scans: int) -> bytes:
+    """The file as a download cut right before scan ``scans + 1`` leaves it (no EOI)."""
+    return data[: scan_offsets(data)[scans]]
+
+
+def zero_padded_cut(data: bytes, keep: float) -> bytes:
+    """The first ``keep`` of the file, then zero bytes to its full length (a download cut short
+    into a preallocated file)."""
+    kept = int(len(data) * keep)
+    return data[:kept] + bytes(len(data) - kept)

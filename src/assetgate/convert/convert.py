@@ -50,7 +50,13 @@ def inspect(source: Path, filename: str, limits: DecodeLimits) -> Inspected:
     fmt = sniff(head, name=filename)
     if fmt is None:
         raise AppError.unsupported_media("its content is not an image format this server reads")
-    info = probe(source, fmt, max_pixels=limits.max_pixels, disabled=limits.disabled)
+    info = probe(
+        source,
+        fmt,
+        max_pixels=limits.max_pixels,
+        disabled=limits.disabled,
+        max_scans=limits.max_scans,
+    )
     if info.animated:  # conversion keeps every frame
         check_animation(info, max_pixels=limits.max_pixels, max_frames=limits.max_frames)
     if max(info.width, info.height) > WEBP_MAX_SIDE:

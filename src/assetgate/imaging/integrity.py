@@ -5,7 +5,14 @@
   that camera files carry are harmless and must keep working: a missing EOI after complete scans
   (``complete_jpeg`` puts the marker back, so only a scan cut short still warns) and extraneous
   bytes before a marker (``tolerating_harmless`` runs the work once more with ``fail_on=error``
-  when that is the one complaint).
+  when that is the one complaint). Except one case: a file cut short and padded with zero bytes
+  (a download into a preallocated file) has no EOI, and libjpeg decodes the zeros as scan data
+  (grey, or no detail) and calls only the rest "extraneous bytes before" the EOI that
+  ``complete_jpeg`` appended. When that EOI follows ``PAD_BYTES`` zeros, bytes before it are the
+  padding of a cut file, not a camera's stray bytes: damaged. (A complete file that lacks only
+  its EOI, its last scan data ending in zeros as flat areas with optimized tables do, decodes
+  exactly to our EOI and draws no such warning.) A progressive file cut between scans draws no
+  warning at all: ``jpeg_header`` tells it from its markers.
 - GIF: libnsgif silently drops a frame whose LZW data is cut; Pillow's decoder calls it
   truncated. ``check_gif_frames`` decodes the frames with Pillow once before libvips does.
 """
@@ -29,7 +36,11 @@ T = TypeVar("T")
 
 EOI: Final = b"\xff\xd9"
 _HARMLESS: Final = ("extraneous bytes before marker",)
+#: A file without EOI that ends in this many zero bytes may be a cut file's padding.
+PAD_BYTES: Final = 32
 _TOLERANT: ContextVar[bool] = ContextVar("assetgate_jpeg_tolerant", default=False)
+#: ``complete_jpeg`` appended the EOI right after PAD_BYTES zeros (set within one work()).
+_PADDED: ContextVar[bool] = ContextVar("assetgate_jpeg_padded", default=False)
 
 
 class HarmlessWarning(Exception):
@@ -45,12 +56,15 @@ def is_harmless(detail: str) -> bool:
     lowered = detail.lower()
     if _TOLERANT.get() or "premature end" in lowered:
         return False
+    if _PADDED.get() and "before marker 0xd9" in lowered:
+        return False  # before the EOI we appended to a zero-padded file: a cut, padded
     return any(word in lowered for word in _HARMLESS)
 
 
 def tolerating_harmless(work: Callable[[], T]) -> T:
     """``work()`` (load -> process -> encode); once more tolerating JPEG warnings when the strict
     run met only a harmless one."""
+    padded = _PADDED.set(False)
     try:
         return work()
     except HarmlessWarning:
@@ -59,6 +73,8 @@ def tolerating_harmless(work: Callable[[], T]) -> T:
             return work()
         finally:
             _TOLERANT.reset(token)
+    finally:
+        _PADDED.reset(padded)
 
 
 def complete_jpeg(src: ImageInput) -> ImageInput:
@@ -70,25 +86,28 @@ def complete_jpeg(src: ImageInput) -> ImageInput:
             if handle.read(2) == EOI:
                 return src
             handle.seek(0)
-            return handle.read() + EOI
+            return _ended(handle.read())
     if bytes(src[-2:]) == EOI:
         return src
-    return bytes(src) + EOI
+    return _ended(bytes(src))
 
 
-def check_gif_ends(src: ImageInput) -> tuple[int, int]:
-    """The logical screen size (the canvas a decoder allocates); 415 without the trailer (a GIF
-    cut short: libnsgif quietly drops the cut frame)."""
+def _ended(data: bytes) -> bytes:
+    if len(data) >= PAD_BYTES and not any(data[-PAD_BYTES:]):
+        _PADDED.set(True)
+    return data + EOI
+
+
+def check_gif_trailer(src: ImageInput) -> None:
+    """415 without the trailer (a GIF cut short: libnsgif quietly drops the cut frame)."""
     if isinstance(src, Path | str):
         with open(src, "rb") as handle:
-            head = handle.read(10)
             handle.seek(max(0, os.fstat(handle.fileno()).st_size - 16))
             tail = handle.read(16)
     else:
-        head, tail = bytes(src[:10]), bytes(src[-16:])
+        tail = bytes(src[-16:])
     if not tail.rstrip(b"\x00").endswith(b";"):
         raise AppError.unsupported_media("image data is truncated or corrupt")
-    return int.from_bytes(head[6:8], "little"), int.from_bytes(head[8:10], "little")
 
 
 def check_gif_frames(src: ImageInput) -> None:
@@ -98,5 +117,7 @@ def check_gif_frames(src: ImageInput) -> None:
         with PILImage.open(stream, formats=["GIF"]) as image:
             for frame in ImageSequence.Iterator(image):
                 frame.load()
+    except PILImage.DecompressionBombError:  # a frame's extent (checked first by the probe)
+        raise AppError.too_large("GIF frames exceed the decoder's safety limit") from None
     except (OSError, SyntaxError, ValueError, EOFError):
         raise AppError.unsupported_media("image data is truncated or corrupt") from None

@@ -18,6 +18,7 @@ class DecodeLimits:
     max_pixels: int  # of one frame, or of all frames of a kept animation together
     max_frames: int
     disabled: tuple[str, ...] = ()  # ASSETGATE_DISABLED_CODECS names (-> 501)
+    max_scans: int = 100  # of one JPEG (``imaging.jpeg_header``)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> DecodeLimits:
@@ -25,6 +26,7 @@ class DecodeLimits:
             max_pixels=settings.max_input_pixels,
             max_frames=settings.max_animation_frames,
             disabled=tuple(settings.disabled_codecs),
+            max_scans=settings.max_jpeg_scans,
         )
 
 

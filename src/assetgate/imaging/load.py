@@ -11,19 +11,22 @@ API:
 - ``SourceInfo(width, height, pages, has_alpha, fmt, orientation)``: ``width``/``height`` are one
   frame's size as displayed, i.e. after EXIF ``orientation`` (1..8) is applied; ``pages`` is the
   frame count of an animation (1 otherwise); ``.pixels`` = width*height, ``.animated``.
-- ``probe(src, fmt, *, max_pixels, disabled=()) -> SourceInfo``: header only. Raises AppError 413
-  when one frame exceeds ``max_pixels`` (for HEIF/AVIF also when the primary item's coded size
-  claims more: ``imaging.heif_header``, checked before libheif reads the file), 415 when the
-  header cannot be read, 501 when the codec is disabled (``disabled`` =
-  ASSETGATE_DISABLED_CODECS names) or missing.
+- ``probe(src, fmt, *, max_pixels, disabled=(), max_scans=100) -> SourceInfo``: header only.
+  Raises AppError 413 when one frame exceeds ``max_pixels`` (for HEIF/AVIF also when the primary
+  item's coded size claims more: ``imaging.heif_header``, checked before libheif reads the file;
+  for GIF when the screen grown to every frame's extent does: ``imaging.gif_header``),
+  when a JPEG has more than ``max_scans`` scans (``imaging.jpeg_header``, counted from the
+  markers before libjpeg runs them); 415 when the header cannot be read or a progressive JPEG
+  stops between scans, 501 when the codec is
+  disabled (``disabled`` = ASSETGATE_DISABLED_CODECS names) or missing.
 - ``open_image(src, fmt, *, max_pixels, animated=False, disabled=(), max_frames=1000,
-  size=None) -> pyvips.Image``: decoded lazily but strictly, EXIF-rotated, 8-bit sRGB (or 8-bit
-  grey), 1..4 bands with alpha last. ``animated=True`` keeps every frame of a GIF/WebP/APNG as a
-  "toilet roll" (``page-height``, ``delay``, ``loop`` set); without ``info`` it also applies
-  ``limits.check_animation`` (a caller that passes ``info`` checked it when it decided to keep the
-  frames). ``size=(w, h)`` resizes to exactly w x h while
-  loading (libvips shrink-on-load: JPEG DCT scaling, WebP/HEIF scale) - pass the display-space size
-  you want, the caller keeps the aspect ratio. ``fast_shrink=True`` lets a JPEG decode at the
+  max_scans=100, size=None) -> pyvips.Image``: decoded lazily but strictly, EXIF-rotated, 8-bit
+  sRGB (or 8-bit grey), 1..4 bands with alpha last. ``animated=True`` keeps every frame of a
+  GIF/WebP/APNG as a "toilet roll" (``page-height``, ``delay``, ``loop`` set); without ``info``
+  it also applies ``limits.check_animation`` (a caller that passes ``info`` checked it when it
+  decided to keep the frames). ``size=(w, h)`` resizes to exactly w x h while loading (libvips
+  shrink-on-load: JPEG DCT scaling, WebP/HEIF scale) - pass the display-space size you want, the
+  caller keeps the aspect ratio. ``fast_shrink=True`` lets a JPEG decode at the
   largest DCT scale (1/2, 1/4, 1/8) that still covers ``size`` before the Lanczos reduce, as
   sharp (``fastShrinkOnLoad``), imgproxy and thumbor (``draft``) do by default; libvips'
   ``thumbnail`` keeps a 2x margin instead (slightly softer aliasing, ~15 % more CPU on a 12 MP
@@ -47,7 +50,7 @@ import pyvips
 
 from assetgate import stop
 from assetgate.errors import AppError
-from assetgate.imaging import heif_header, integrity
+from assetgate.imaging import gif_header, heif_header, integrity, jpeg_header
 from assetgate.imaging.formats import (
     ANIMATED_FORMATS,
     ImageInput,
@@ -115,9 +118,17 @@ def decoding() -> Iterator[None]:
 
 
 def probe(
-    src: ImageInput, fmt: InputFormat, *, max_pixels: int, disabled: Collection[str] = ()
+    src: ImageInput,
+    fmt: InputFormat,
+    *,
+    max_pixels: int,
+    disabled: Collection[str] = (),
+    max_scans: int = 100,
 ) -> SourceInfo:
     _check_codec(fmt, disabled)
+    if fmt == "jpeg":
+        # Before libjpeg, which runs every scan over the whole image before the first pixel.
+        _check_jpeg(src, max_scans)
     if fmt in ("heif", "avif"):
         # Before libheif, which refuses some hostile headers outright and reports the cropped
         # size: the coded size a decoder allocates, whatever follows in the file.
@@ -126,16 +137,17 @@ def probe(
         )
         if claim is not None and claim[0] * claim[1] > max_pixels:
             raise _too_large(*claim, max_pixels)
+    if fmt == "gif":
+        # Before libnsgif and Pillow: the canvas they allocate is the logical screen grown to
+        # every frame's extent (a 1x1 frame at 60000,60000 is a 3.6 GP canvas), not the frame
+        # size libvips reports.
+        _check_gif_canvas(src, max_pixels)
     with decoding():
         info = probe_pillow(src, fmt) if fmt in PILLOW_FORMATS else _probe_vips(src, fmt)
     if info.pixels > max_pixels:
         raise _too_large(info.width, info.height, max_pixels)
     if fmt == "gif":
-        # libvips reports the frame size, but a GIF's logical screen is the canvas a decoder
-        # (ours or the browser's) allocates: a 60000x60000 screen around a 1x1 frame is a bomb.
-        screen_w, screen_h = integrity.check_gif_ends(src)
-        if screen_w * screen_h > max_pixels:
-            raise _too_large(screen_w, screen_h, max_pixels)
+        integrity.check_gif_trailer(src)
     return info
 
 
@@ -162,13 +174,14 @@ def open_image(
     animated: bool = False,
     disabled: Collection[str] = (),
     max_frames: int = 1000,
+    max_scans: int = 100,
     size: tuple[int, int] | None = None,
     info: SourceInfo | None = None,
     fast_shrink: bool = False,
     one_pass: bool = False,
 ) -> pyvips.Image:
     if info is None:
-        info = probe(src, fmt, max_pixels=max_pixels, disabled=disabled)
+        info = probe(src, fmt, max_pixels=max_pixels, disabled=disabled, max_scans=max_scans)
         if animated and info.animated:
             check_animation(info, max_pixels=max_pixels, max_frames=max_frames)
     else:
@@ -326,6 +339,35 @@ def _check_codec(fmt: InputFormat, disabled: Collection[str]) -> None:
     loader = _VIPS_LOADERS.get(fmt)
     if fmt not in PILLOW_FORMATS and loader and not pyvips.type_find("VipsOperation", loader):
         raise AppError.not_implemented(f"the {fmt} decoder is not available on this server")
+
+
+def _check_gif_canvas(src: ImageInput, max_pixels: int) -> None:
+    if isinstance(src, Path | str):
+        canvas = gif_header.file_canvas_size(src)
+    else:
+        canvas = gif_header.canvas_size(src)
+    if canvas is not None and canvas[0] * canvas[1] > max_pixels:
+        width, height = canvas
+        raise AppError.too_large(
+            f"GIF screen and frames span {width}x{height} ({width * height / 1e6:.1f} MP), over "
+            f"the input limit of {max_pixels / 1e6:g} MP"
+        )
+
+
+def _check_jpeg(src: ImageInput, max_scans: int) -> None:
+    """Before libjpeg: too many scans (413), a progressive file cut between scans (415)."""
+    if isinstance(src, Path | str):
+        scans = jpeg_header.read_file_scans(src, stop_after=max_scans)
+    else:
+        scans = jpeg_header.read_scans(src, stop_after=max_scans)
+    if scans.count > max_scans:
+        raise AppError.too_large(
+            f"JPEG has more than {max_scans} progressive scans (the limit); each scan is a pass "
+            "over the whole image"
+        )
+    if scans.truncated:
+        log.info("undecodable image: a progressive JPEG ends after %d scans", scans.count)
+        raise AppError.unsupported_media("image data is truncated or corrupt")
 
 
 def _too_large(width: int, height: int, max_pixels: int) -> AppError:

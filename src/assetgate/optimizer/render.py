@@ -107,7 +107,13 @@ def prepare(job: Job) -> Prepared | Outcome:
     """Sniff (415), header probe (413/501) and plan: a pass-through needs no render at all."""
     decode = job.limits.decode
     src, fmt = _open_source(job.path, job.size)
-    info = probe(src, fmt, max_pixels=decode.max_pixels, disabled=decode.disabled)
+    info = probe(
+        src,
+        fmt,
+        max_pixels=decode.max_pixels,
+        disabled=decode.disabled,
+        max_scans=decode.max_scans,
+    )
     plan = make_plan(job.spec, info, negotiation=job.negotiation, limits=job.limits)
     if plan.passthrough:
         return Outcome(fmt, plan.output, None, info.width, info.height)

@@ -1,0 +1,99 @@
+"""Hostile image files through the optimizer's HTTP route: each is refused from its headers,
+with the spec's status, before a decoder spends time or memory on it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.imaging import factory as make
+
+pytestmark = pytest.mark.anyio
+
+
+def assert_error(response: httpx.Response, status: int, *fragments: str) -> None:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == "application/json"
+    body = response.json()
+    assert body["code"] == status
+    for fragment in fragments:
+        assert fragment in body["error"]
+    assert "Traceback" not in response.text
+    assert "/tmp" not in response.text
+
+
+@pytest.mark.parametrize(
+    "url", ["/scans.jpg?w=100", "/?file=scans.jpg&format=webp", "/scans.jpg?format=png"]
+)
+async def test_progressive_scan_bomb_is_413_at_once(
+    docroot: Path, custom_client: Callable[..., Any], url: str
+) -> None:
+    """4096x4096, 2,649 valid scans in 200 KB: ~10 CPU-s and a 50 MB coefficient buffer for
+    libjpeg, whatever the render deadline; refused from the markers."""
+    (docroot / "scans.jpg").write_bytes(make.scan_bomb_jpeg())
+    async with custom_client() as client:
+        started = time.perf_counter()
+        response = await client.get(url, headers={"accept": "image/webp"})
+        elapsed = time.perf_counter() - started
+        assert_error(response, 413, "more than 100", "scans")
+        assert elapsed < 2.0
+        head = await client.head(url)
+        assert head.status_code == 413
+
+
+async def test_scan_limit_is_a_setting(docroot: Path, custom_client: Callable[..., Any]) -> None:
+    progressive = make.pillow_bytes(make.quadrants(64, 48), "JPEG", progressive=True)
+    (docroot / "progressive.jpg").write_bytes(progressive)  # 10 scans
+    async with custom_client(max_jpeg_scans=9) as client:
+        assert_error(await client.get("/progressive.jpg?w=32"), 413, "more than 9")
+    async with custom_client() as client:
+        response = await client.get("/progressive.jpg?w=32&format=png")
+        assert response.status_code == 200
+        assert make.decode(response.content).width == 32
+
+
+@pytest.mark.parametrize("name", sorted(make.gif_bombs()))
+@pytest.mark.parametrize("url", ["/?file={}", "/{}?w=50", "/{}?format=webp"])
+async def test_gif_screen_and_frame_bombs_are_413(
+    docroot: Path, custom_client: Callable[..., Any], name: str, url: str
+) -> None:
+    """Before: 415 (libnsgif refused the header, or the short frame data), or 500 for the
+    far-off frame (Pillow's DecompressionBombError)."""
+    (docroot / name).write_bytes(make.gif_bombs()[name])
+    async with custom_client() as client:
+        response = await client.get(url.format(name), headers={"accept": "image/webp"})
+    assert_error(response, 413, "GIF screen and frames span", "over the input limit of 50 MP")
+
+
+def _truncated_progressive() -> dict[str, bytes]:
+    big = make.progressive_jpeg(800, 600)  # > 64 KiB: decoded from the file, not memory
+    small = make.progressive_jpeg(200, 150)
+    assert len(big) > 64 * 1024 > len(small)
+    return {
+        "scans-big.jpg": make.cut_between_scans(big, 5),
+        "scans-small.jpg": make.cut_between_scans(small, 2),
+        "padded-big.jpg": make.zero_padded_cut(big, 0.5),
+        "padded-small.jpg": make.zero_padded_cut(small, 0.3),
+    }
+
+
+@pytest.mark.parametrize("url", ["/{}?w=100", "/?file={}&format=png", "/{}?format=webp"])
+async def test_truncated_progressive_jpeg_is_415_like_other_damaged_images(
+    docroot: Path, custom_client: Callable[..., Any], url: str
+) -> None:
+    """Before: 200 with grey where scans were missing or zeros were decoded as data."""
+    cuts = _truncated_progressive()
+    for name, data in cuts.items():
+        (docroot / name).write_bytes(data)
+    (docroot / "whole.jpg").write_bytes(make.progressive_jpeg(800, 600)[:-2])  # only EOI lost
+    async with custom_client() as client:
+        for name in cuts:
+            response = await client.get(url.format(name))
+            assert_error(response, 415, "truncated or corrupt")
+        whole = await client.get(url.format("whole.jpg"))
+        assert whole.status_code == 200
