@@ -265,18 +265,21 @@ def cache_hit_latency(path: Path) -> tuple[float, float]:
 
     from assetgate.cache import Cache
     from assetgate.minify.cache import NAME, RENDERED
+    from assetgate.minify.lane import AssetLane
     from assetgate.minify.respond import asset_response
+    from assetgate.minify.sandbox import Sandbox
     from assetgate.web.files import Sources
     from assetgate.web.workgate import WorkGate
 
-    gate, cache = WorkGate(2, 8), Cache(NAME, RENDERED, memory_bytes=64 * 1024 * 1024)
+    lane = AssetLane(WorkGate(2, 8), WorkGate(1, 8, timeout_s=30), Sandbox(1))
+    cache = Cache(NAME, RENDERED, memory_bytes=64 * 1024 * 1024)
     sources = Sources(body_budget_bytes=64 * 1024 * 1024)
 
     async def serve(request: Request) -> Response:
         return await asset_response(
             request,
             path,
-            gate=gate,
+            lane=lane,
             cache=cache,
             sources=sources,
             cache_control="public",
@@ -300,8 +303,13 @@ def cache_hit_latency(path: Path) -> tuple[float, float]:
 
     async def request_once() -> tuple[float, dict[bytes, bytes]]:
         sent: list[Message] = []
+        asked = False
 
         async def receive() -> Message:
+            nonlocal asked
+            if asked:  # as a server does: the next message is the client leaving
+                await anyio.sleep_forever()
+            asked = True
             return {"type": "http.request", "body": b"", "more_body": False}
 
         async def send(message: Message) -> None:
@@ -323,7 +331,10 @@ def cache_hit_latency(path: Path) -> tuple[float, float]:
             times.append(elapsed)
         return first_s, statistics.median(times)
 
-    return anyio.run(main)
+    try:
+        return anyio.run(main)
+    finally:
+        lane.close()
 
 
 def kib(n: int) -> str:

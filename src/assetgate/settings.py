@@ -123,6 +123,9 @@ class Settings(BaseSettings):
     # --- deployment edges, signing and presets ------------------------------------------------
     limit_concurrency: int = Field(default=1024, ge=2)
     keep_alive_s: int = Field(default=5, ge=1)
+    header_timeout_s: float = Field(default=10.0, gt=0)
+    idle_timeout_s: float = Field(default=30.0, gt=0)
+    max_connections: int = Field(default=4096, ge=1)
     signing_keys: Annotated[list[str], NoDecode] = Field(default_factory=list, repr=False)
     presets: Path | None = None
     allowed_widths: Annotated[list[int], NoDecode] = Field(default_factory=list)

@@ -32,10 +32,29 @@ from assetgate.errors import AppError
         ("trailing dots... .png", "trailing dots"),
         ("фото.jpg", "фото"),
         ("x" * 300 + ".png", "x" * 100),
+        # Windows device names, whatever the case or what follows the first dot (issue 24).
+        ("con.png", "_con"),
+        ("CON.png", "_CON"),
+        ("nul.tar.png", "_nul.tar"),
+        ("Aux .png", "_Aux"),
+        ("com1.gif", "_com1"),
+        ("LPT9.webp", "_LPT9"),
+        ("com\u00b9.png", "_com\u00b9"),
+        ("console.png", "console"),
+        ("com10.png", "com10"),
+        ("nullable.png", "nullable"),
     ],
 )
 def test_safe_stem(filename: str, stem: str) -> None:
     assert safe_stem(filename) == stem
+
+
+def test_device_names_stay_unique() -> None:
+    assert make_entry_names(["con.png", "CON.jpg", "_con.gif"]) == [
+        "_con.webp",
+        "_CON-1.webp",
+        "_con-2.webp",
+    ]
 
 
 def test_entry_names_keep_order_and_are_unique() -> None:

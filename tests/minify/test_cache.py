@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from assetgate.cache import CodecError
-from assetgate.minify.cache import RENDERED
+from assetgate.cache import FOREVER, CodecError
+from assetgate.minify.cache import RENDERED, TIMEOUT_TTL_S, ttl
 from assetgate.minify.minifiers import minify_css
 from assetgate.minify.render import Rendered
 from assetgate.settings import Settings
@@ -24,10 +24,20 @@ def test_rendered_round_trips_and_bad_bytes_are_refused() -> None:
     for value in (
         Rendered(b"\x1f\x8b\nbody\nwith newlines", "gzip", 1234, False),
         Rendered(b"", "identity", 0, True),
+        Rendered(b"x", "identity", 1, True, skipped="timeout"),
     ):
         assert RENDERED.decode(RENDERED.encode(value)) == value
     with pytest.raises(CodecError):
         RENDERED.decode(b'{"encoding": "br", "original": 1, "same": false}\nx')
+    with pytest.raises(CodecError):
+        RENDERED.decode(b'{"encoding": "gzip", "original": 1, "same": false, "skipped": "x"}\nx')
+
+
+def test_a_timed_out_minification_is_kept_for_a_while_only() -> None:
+    timed_out = Rendered(b"x", "identity", 1, True, skipped="timeout")
+    assert ttl(timed_out) == TIMEOUT_TTL_S
+    assert ttl(Rendered(b"x", "identity", 1, True, skipped="refused")) == FOREVER
+    assert ttl(Rendered(b"x", "identity", 1, True)) == FOREVER
     with pytest.raises(CodecError):
         RENDERED.decode(b"garbage")
 

@@ -268,3 +268,26 @@ async def test_the_lane_is_bounded(aged_root: Path) -> None:
 def _prepared(source: Source) -> Prepared:
     headers = {"ETag": '"x"', "Last-Modified": source.last_modified}
     return Prepared.build('"x"', source.mtime, headers, {"Content-Length": str(source.size)})
+
+
+async def test_a_directory_swapped_for_a_link_leaving_the_root_ends_the_replay(
+    tmp_path: Path,
+) -> None:
+    """Issue 24, item 9: the file keeps its stat identity when its directory is moved out and a
+    symlink put in its place; only a check of every component tells the replay to stop."""
+    root = tmp_path / "root"
+    (root / "deep" / "sub").mkdir(parents=True)
+    (root / "deep" / "sub" / "x.jpg").write_bytes(FILES["a.jpg"])
+    (root / "deep" / "sub" / "x.css").write_bytes(CSS)
+    time.sleep(SETTLE_S)
+    outside = tmp_path / "outside"
+    async with served(root, tmp_path) as (client, state):
+        for url in ("/deep/sub/x.jpg", "/deep/sub/x.css?min=1"):
+            for _ in range(3):
+                assert (await client.get(url)).status_code == 200
+        assert replayed(state) == 4
+        (root / "deep" / "sub").rename(outside)
+        (root / "deep" / "sub").symlink_to(outside)
+        answers = [await client.get(url) for url in ("/deep/sub/x.jpg", "/deep/sub/x.css?min=1")]
+        assert replayed(state) == 4  # neither was replayed
+    assert [r.status_code for r in answers] == [404, 404]  # the gate: a link leaving the root

@@ -414,3 +414,44 @@ async def test_an_unreachable_whois_server_counts(
         after = upstream_errors((await client.get("/metrics")).text)
     assert response.status_code >= 500
     assert after == {"whois server": 1}
+
+
+# --- issue 24, item 9: forged log lines with ASSETGATE_LOG_FORMAT=text ---------------------------
+
+FORGED = "2026-01-01T00:00:00.000Z WARNING assetgate.access forged"
+
+
+def test_text_lines_escape_control_characters() -> None:
+    record = logging.LogRecord(
+        "assetgate.x", logging.WARNING, __file__, 1, "a\nb\r\x1b[31m\u2028%s", (FORGED,), None
+    )
+    line = TextFormatter().format(record)
+    assert "\n" not in line
+    assert "\r" not in line
+    assert "\x1b" not in line
+    assert "a\\x0ab\\x0d\\x1b[31m\\u2028" + FORGED in line
+    try:
+        raise ValueError("bad\n" + FORGED)
+    except ValueError:
+        import sys
+
+        record.exc_info = sys.exc_info()
+    _, *rest = TextFormatter().format(record).split("\n")
+    assert rest
+    assert all(later.startswith("  ") for later in rest)  # no line passes for a record's start
+
+
+def test_a_newline_in_a_path_cannot_forge_a_text_log_line(docroot: Path, tmp_path: Path) -> None:
+    from tests.serve_process import serve
+
+    with serve(tmp_path, root=str(docroot), log_format="text", log_level="info") as server:
+        target = "/x%0A" + FORGED.replace(" ", "%20") + ".png"
+        for path in (target, "/?file=" + target.lstrip("/")):
+            httpx.get(server.base + path, timeout=10)
+        httpx.get(server.base + "/healthz", timeout=10)
+        log = server.log_text()
+    lines = [line for line in log.splitlines() if line.strip()]
+    assert any("\\x0a2026-01-01" in line for line in lines), log
+    for line in lines:
+        assert not line.startswith(FORGED), line
+        assert line[:4].isdigit() or line.startswith((" ", "assetgate:")), line

@@ -11,6 +11,7 @@ from typing import Any
 import uvicorn
 from starlette.applications import Starlette
 
+from assetgate.cli.connections import Guard, GuardedHttpToolsProtocol
 from assetgate.cli.listen import ListenError, bind
 from assetgate.cli.settings_errors import load_settings
 from assetgate.cli.supervisor import run_server
@@ -29,6 +30,7 @@ def app_factory() -> Starlette:
 
     settings = Settings()
     configure_logging(settings.log_level, settings.log_format)
+    Guard.configure(settings)  # this process's connection deadlines and budgets
     return create_app(settings)
 
 
@@ -91,10 +93,11 @@ def run(args: argparse.Namespace) -> int:
         # address before the rate limiter sees it; ASSETGATE_TRUSTED_PROXIES decides that instead.
         proxy_headers=False,
         timeout_graceful_shutdown=settings.shutdown_grace_s,
-        # Past this many open connections and tasks a process answers 503 instead of queueing
-        # without bound; idle keep-alive connections close after keep_alive_s (the proxy in front
-        # must close its idle upstream connections sooner: deploy/nginx.conf.template).
-        limit_concurrency=settings.limit_concurrency,
+        # Header and idle deadlines per connection, a connection budget, and the work budget
+        # (ASSETGATE_LIMIT_CONCURRENCY running requests) counted apart: cli.connections.
+        http=GuardedHttpToolsProtocol,
+        # Idle keep-alive connections close after keep_alive_s (the proxy in front must close its
+        # idle upstream connections sooner: deploy/nginx.conf.template).
         timeout_keep_alive=settings.keep_alive_s,
         # Without httptools, h11 reads the head (request line and headers) up to this size and
         # answers plain text past it: keep it above ASSETGATE_MAX_URL_BYTES (web/urllimit.py).

@@ -22,6 +22,13 @@ MAX_STEM_CHARS: Final = 100
 MAX_SHOWN_NAME_CHARS: Final = 80
 
 _UNSAFE: Final = re.compile(r"[^\w.\- ()\[\]+,=@~]")
+# Windows opens the device, not a file, for these names whatever follows the first dot
+# (``con.webp``, ``LPT1.tar.webp``), so extracting such an entry fails or writes to a port.
+_DEVICE: Final = re.compile(
+    r"(?:con|prn|aux|nul|com[0-9\u00b9\u00b2\u00b3]|lpt[0-9\u00b9\u00b2\u00b3])"
+    r"[ .]*(?:\..*)?",
+    re.IGNORECASE,
+)
 
 
 def base_name(filename: str) -> str:
@@ -56,6 +63,8 @@ def safe_stem(filename: str) -> str:
     # Windows when extracting, which would make two distinct entries collide.
     stem = stem.strip(" .")
     stem = stem[:MAX_STEM_CHARS].rstrip(" .")
+    if _DEVICE.fullmatch(stem):
+        stem = "_" + stem
     return stem or FALLBACK_STEM
 
 

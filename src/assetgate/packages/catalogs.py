@@ -21,7 +21,7 @@ import httpx
 from assetgate.errors import AppError
 from assetgate.packages.address import EXACT_LIBRARY_VERSION, LIBRARY_NAME, is_package_name
 from assetgate.packages.merge import Hit, Kind
-from assetgate.packages.versions import Dist, Packument
+from assetgate.packages.versions import Dist, Packument, is_exact, is_tag
 
 PACKUMENT_MAX_BYTES: Final = 64 * 1024 * 1024
 SEARCH_MAX_BYTES: Final = 4 * 1024 * 1024
@@ -86,8 +86,8 @@ def make_packument(name: str, doc: object) -> Packument:
     dists: dict[str, Dist] = {}
     deprecated: set[str] = set()
     for version, meta in doc["versions"].items():
-        if not isinstance(version, str) or not isinstance(meta, dict):
-            continue
+        if not isinstance(version, str) or not isinstance(meta, dict) or not is_exact(version):
+            continue  # only semver strings: a version ends up in headers and paths
         dist = meta.get("dist")
         if not isinstance(dist, dict) or not isinstance(dist.get("tarball"), str):
             continue
@@ -99,7 +99,7 @@ def make_packument(name: str, doc: object) -> Packument:
     raw_tags = doc.get("dist-tags")
     tags: dict[str, str] = {}
     if isinstance(raw_tags, dict):
-        tags = {k: v for k, v in raw_tags.items() if isinstance(v, str)}
+        tags = {k: v for k, v in raw_tags.items() if isinstance(v, str) and is_tag(k, v)}
     description = _str(doc.get("description")) or ""
     latest = tags.get("latest")
     if not description and latest and isinstance(doc["versions"].get(latest), dict):

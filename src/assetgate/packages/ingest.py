@@ -5,8 +5,11 @@ in the store, asking upstream at most once per thing however many requests arriv
 (an asyncio task per key in this process, an ``flock`` per key across worker processes). Nothing
 is stored before it was verified: a tarball is hashed while it streams to a temporary file and
 compared with the registry's ``dist.integrity`` before a single entry is unpacked; a library file
-is compared with the catalog's ``sri``. Failures are remembered for a minute so a hostile or
-broken upstream object is not downloaded again on every request.
+is compared with the catalog's ``sri``. A script or style sheet the catalog gives no ``sri`` for is
+refused (the catalog hashes every one; a browser loads them with ``integrity=``); any other file
+without one is stored unverified, and no integrity is ever published for it (``library_sri``).
+Failures are remembered for a minute so a hostile or broken upstream object is not downloaded
+again on every request.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from assetgate.errors import AppError
 from assetgate.packages import catalogs
 from assetgate.packages.catalogs import LibraryVersion
 from assetgate.packages.defaultfile import choose_default_file
-from assetgate.packages.integrity import Expected, expected_for_dist, parse_sri
+from assetgate.packages.integrity import Expected, expected_for_dist, needs_sri, parse_sri
 from assetgate.packages.store import FileRow, Store, StoreSink, VersionKey, VersionRow
 from assetgate.packages.tarball import (
     CHUNK_BYTES,
@@ -304,6 +307,11 @@ class Packages:
         found, _ = await self.caches.libraries.get_or_compute(f"{name}@{version}", fetch)
         return found
 
+    async def library_sri_known(self, name: str, version: str, path: str) -> bool:
+        """Whether the catalog vouches for ``path`` (so its hash may be published as verified)."""
+        meta = await self.library_version(name, version)
+        return parse_sri(meta.sri.get(path)) is not None
+
     async def ensure_library_file(self, name: str, version: str, path: str) -> FileRow:
         row = self.store.file("lib", name, version, path)
         if row is not None:
@@ -321,6 +329,11 @@ class Packages:
         if given and expected is None:
             # A hash was promised but cannot be checked: as for tarballs, nothing unverified.
             raise AppError.upstream(f"library catalog: unusable integrity value for {path}")
+        if not given and needs_sri(path):
+            raise AppError.upstream(
+                f"library catalog: no integrity value for {path}; a script or style sheet"
+                " is not served unverified"
+            )
         url = catalogs.library_file_url(self.upstreams.library_files, name, version, path)
         key: VersionKey = ("lib", name, version)
         with self._temp_file() as tmp:

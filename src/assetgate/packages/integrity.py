@@ -28,6 +28,15 @@ class Expected:
         return digest == self.digest
 
 
+# What a browser loads with ``integrity=`` and a library catalog hashes for every file it lists.
+VOUCHED_SUFFIXES: Final = (".js", ".mjs", ".cjs", ".css")
+
+
+def needs_sri(path: str) -> bool:
+    """A library file refused when its catalog gives no hash for it (docs/packages.md)."""
+    return path.lower().endswith(VOUCHED_SUFFIXES)
+
+
 def parse_sri(value: str | None) -> Expected | None:
     """``"sha512-AbC… sha1-…"`` -> the strongest supported hash, or None when none parses."""
     if not value:

@@ -237,6 +237,9 @@ async def _library_file(request: Request, address: LibraryAddress) -> Response:
     state = _state(request)
     found = await state.packages.ensure_library_file(address.name, address.version, address.file)
     if "sri" in request.query_params:
+        if not await state.packages.library_sri_known(address.name, address.version, address.file):
+            # Stored unverified (the catalog gave no hash): no integrity is published for it.
+            raise AppError.not_found("no integrity: the library catalog publishes none for it")
         pinned = f"/npm/lib/{address.name}@{address.version}/{quote(address.file, safe='/')}"
         return _sri(request, pinned, found)
     return await _serve(request, state, ("lib", address.name, address.version), address.file)

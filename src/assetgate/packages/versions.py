@@ -9,8 +9,10 @@ match a range that names a prerelease (npm's rule, implemented by ``semantic_ver
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Final
 
 from semantic_version import NpmSpec, Version
 
@@ -40,6 +42,19 @@ def _version(text: str) -> Version | None:
         return Version(text)
     except ValueError:
         return None
+
+
+# A dist-tag name: printable ASCII, no blanks (npm's own are words such as ``next``, ``v3-lts``).
+_TAG_NAME: Final = re.compile(r"[!-~]{1,128}")
+
+
+def is_tag(name: str, version: str) -> bool:
+    """A dist-tag fit to keep: a sane name pointing at an exact version.
+
+    A registry is not trusted to send clean strings: a version with CR/LF or non-Latin-1
+    characters once went raw into ``X-Resolved-Version`` and the client got an empty reply.
+    """
+    return _TAG_NAME.fullmatch(name) is not None and is_exact(version)
 
 
 @functools.lru_cache(maxsize=4096)

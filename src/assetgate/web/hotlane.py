@@ -6,7 +6,9 @@ header blocks prepared) and leaves a ``Replay`` here: which file version and var
 named. The next request with the same path, query string and deciding headers (``Accept``,
 ``Accept-Encoding``) is answered in front of Starlette's router with one ``lstat``, a few dict
 lookups and a copy of the very header block the route would send: 304 when the validators match,
-else the 200 with bytes already held (a small file's content, a cached rendering).
+else the 200 with bytes already held (a small file's content, a cached rendering). The ``lstat``
+covers every directory between the root and the file too (one per level), as the path gate's
+does: a directory swapped for a symlink that leaves the root ends the replay.
 
 Anything the lane cannot answer exactly as the route would goes the long way: another method, a
 ``Range``, a version that changed (the stat identity differs), bytes no longer held, a header
@@ -18,7 +20,6 @@ on the part, no symlink on the path (a retargeted link must be re-checked by the
 from __future__ import annotations
 
 import logging
-import os
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from prometheus_client import Counter
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from assetgate.web.files import Source, Sources, StatKey, stat_key
-from assetgate.web.paths import Located
+from assetgate.web.paths import Located, still_direct
 from assetgate.web.prepared import HeaderBlock, Prepared
 
 log = logging.getLogger(__name__)
@@ -53,6 +54,7 @@ Offer = Callable[[Source, Hashable, BodyOf], None]
 @dataclass(frozen=True, slots=True)
 class Replay:
     path: str  # the file, reached without a symlink: the gate's own lstat target
+    depth: int  # directories between the root and it, each checked again on a replay
     version: StatKey
     variant: Hashable
     body: BodyOf
@@ -124,7 +126,7 @@ class HotLane:
         asked = _asked(scope)
         if asked is None:
             return
-        self._replays[asked.key] = Replay(found.real, source.key, variant, body)
+        self._replays[asked.key] = Replay(found.real, found.depth, source.key, variant, body)
         self._replays.move_to_end(asked.key)
         while len(self._replays) > self.entries:
             self._replays.popitem(last=False)
@@ -143,10 +145,8 @@ class HotLane:
         replay = self._replays.get(asked.key)
         if replay is None:
             return None
-        try:
-            version = stat_key(os.lstat(replay.path))
-        except OSError:
-            version = None
+        info = still_direct(replay.path, replay.depth)
+        version = None if info is None else stat_key(info)
         source = self.sources.peek(replay.version) if version == replay.version else None
         prepared = None if source is None else source.blocks.get(replay.variant)
         if source is None or prepared is None:

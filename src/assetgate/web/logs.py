@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
+import textwrap
 import time
 from contextvars import ContextVar
 from typing import Any, Final, Literal
@@ -22,6 +24,17 @@ QUIET_LOGGERS: Final = ("httpx", "httpcore", "hpack", "pyvips", "PIL", "asyncio"
 ACCESS_LOGGER: Final = "assetgate.access"
 
 LogFormat = Literal["json", "text"]
+
+# C0 and C1 controls, DEL and the Unicode line/paragraph separators: anything a terminal or a
+# log shipper may take as the end of a line, or as a command.
+_CONTROL: Final = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _escape_control(text: str) -> str:
+    r"""``\n`` -> ``\x0a``: a client's ``%0A`` in a path cannot start a forged log line."""
+    return _CONTROL.sub(
+        lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text
+    )
 
 
 def _timestamp(record: logging.LogRecord) -> str:
@@ -60,7 +73,11 @@ class JsonFormatter(logging.Formatter):
 
 
 class TextFormatter(logging.Formatter):
-    """``time LEVEL logger message [key=value ...]`` for a person at a terminal."""
+    """``time LEVEL logger message [key=value ...]`` for a person at a terminal.
+
+    One record, one line: control characters in it are escaped; a traceback follows on lines
+    indented by two spaces, so no line of a record can pass for the start of another.
+    """
 
     def format(self, record: logging.LogRecord) -> str:
         parts = [_timestamp(record), record.levelname, record.name]
@@ -75,9 +92,13 @@ class TextFormatter(logging.Formatter):
         error_id = getattr(record, "error_id", None)
         if error_id is not None:
             parts.append(f"error_id={error_id}")
-        line = " ".join(parts)
+        line = _escape_control(" ".join(parts))
         if record.exc_info:
-            line += "\n" + self.formatException(record.exc_info)
+            trace = _CONTROL.sub(
+                lambda m: m[0] if m[0] == "\n" else _escape_control(m[0]),
+                self.formatException(record.exc_info),
+            )
+            line += "\n" + textwrap.indent(trace, "  ", lambda _: True)
         return line
 
 

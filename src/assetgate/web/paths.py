@@ -52,6 +52,7 @@ class Located:
     real: str  # real path, under the root (a str: building a Path costs more than the lstat)
     stat: os.stat_result  # of that regular file, taken by the gate
     direct: bool = True  # no symlink on the way: ``real`` is the path the URL named
+    depth: int = 0  # directories between the root and the file (a replay re-checks each)
 
     @property
     def path(self) -> Path:
@@ -81,7 +82,21 @@ def locate(real_root: str, untrusted: str, *, reserved: tuple[str, ...] = ()) ->
         return None
     if linked:
         return _locate_linked(real_root, candidate)
-    return Located(candidate, info) if stat.S_ISREG(info.st_mode) else None
+    depth = cleaned.count("/")
+    return Located(candidate, info, depth=depth) if stat.S_ISREG(info.st_mode) else None
+
+
+def still_direct(real: str, depth: int) -> os.stat_result | None:
+    """The ``lstat`` of a file the gate found with no symlink on its way, or None when the file
+    or one of the ``depth`` directories above it is now a symlink (or gone): a directory
+    swapped for a link leaving the root must not keep the old answer (issue 24)."""
+    try:
+        info = os.lstat(real)
+        if stat.S_ISLNK(info.st_mode) or _through_symlink(real, depth):
+            return None
+    except OSError:
+        return None
+    return info
 
 
 def _through_symlink(candidate: str, depth: int) -> bool:

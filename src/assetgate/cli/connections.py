@@ -1,0 +1,152 @@
+"""uvicorn's HTTP protocol with deadlines per connection and a connection budget of its own.
+
+uvicorn alone let 1,100 idle connections turn every request into a 503: a connection that never
+sends a request stays open forever, and ``limit_concurrency`` counts open connections together
+with running requests. For a server that faces clients directly (docs/deploying.md):
+
+- **header deadline** (``ASSETGATE_HEADER_TIMEOUT_S``): a request's headers must be complete
+  within this time of the connection opening or the previous answer ending, however slowly they
+  trickle in (slowloris); otherwise the connection is closed.
+- **idle deadline** (``ASSETGATE_IDLE_TIMEOUT_S``): a request body that stops arriving for this
+  long closes the connection (the route sees the client leave). Between requests uvicorn's own
+  keep-alive deadline (``ASSETGATE_KEEP_ALIVE_S``) applies.
+- **connection budget** (``ASSETGATE_MAX_CONNECTIONS``): past it, a new connection closes the
+  oldest idle one (no request running) to make room, or is closed itself when every connection
+  has a request running. Idle connections therefore never keep a client with a request out.
+- **work budget** (``ASSETGATE_LIMIT_CONCURRENCY``): requests running at once; beyond it the
+  answer is uvicorn's 503. Open connections no longer count.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import resource
+import time
+from typing import Any, Final
+
+from uvicorn.config import Config
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.server import ServerState
+
+from assetgate.settings import Settings
+
+# Descriptors kept for everything but client connections: files, Redis, upstreams, minifiers.
+RESERVED_FILES: Final = 512
+
+
+def fit_file_limit(max_connections: int) -> int:
+    """Raise the open-file limit to hold ``max_connections`` (up to the hard limit); the budget
+    that fits, which is smaller only when the hard limit is."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = max_connections + RESERVED_FILES
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        raised = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
+            soft = raised
+        except (ValueError, OSError):
+            pass
+    if soft == resource.RLIM_INFINITY:
+        return max_connections
+    return max(1, min(max_connections, soft - RESERVED_FILES))
+
+
+class Guard:
+    """The settings the protocol reads, set once per process before uvicorn starts."""
+
+    header_timeout_s: float = 10.0
+    idle_timeout_s: float = 30.0
+    max_connections: int = 4096
+    work_limit: int | None = None
+
+    @classmethod
+    def configure(cls, settings: Settings) -> None:
+        cls.header_timeout_s = settings.header_timeout_s
+        cls.idle_timeout_s = settings.idle_timeout_s
+        cls.max_connections = fit_file_limit(settings.max_connections)
+        cls.work_limit = settings.limit_concurrency
+
+
+class GuardedHttpToolsProtocol(HttpToolsProtocol):
+    def __init__(
+        self,
+        config: Config,
+        server_state: ServerState,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        self.limit_concurrency = None  # decided per request in on_headers_complete
+        self._deadline: asyncio.TimerHandle | None = None
+        self._idle_since = time.monotonic()  # no request running since then
+        self._running = False
+
+    # --- the connection budget ----------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm(Guard.header_timeout_s)
+        if len(self.connections) > Guard.max_connections:
+            self._make_room()
+
+    def _make_room(self) -> None:
+        """Close the oldest idle connection, or this one when none is idle."""
+        oldest: GuardedHttpToolsProtocol | None = None
+        for other in self.connections:
+            if (
+                other is not self
+                and isinstance(other, GuardedHttpToolsProtocol)
+                and not other._running
+                and not other.transport.is_closing()
+                and (oldest is None or other._idle_since < oldest._idle_since)
+            ):
+                oldest = other
+        (oldest or self).transport.close()
+
+    # --- deadlines ----------------------------------------------------------------------------
+
+    def _arm(self, seconds: float) -> None:
+        self._disarm()
+        self._deadline = self.loop.call_later(seconds, self._expired)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _expired(self) -> None:
+        self._deadline = None
+        if not self.transport.is_closing():
+            self.transport.close()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        cycle = self.cycle
+        if self._running and cycle is not None and cycle.more_body and not cycle.response_complete:
+            self._arm(Guard.idle_timeout_s)  # the body is still coming: it may pause this long
+
+    def on_headers_complete(self) -> None:
+        self._disarm()
+        self._running = True
+        work_limit = Guard.work_limit
+        full = work_limit is not None and len(self.tasks) >= work_limit
+        # uvicorn answers 503 when its limit is reached; 0 makes that so for this request only.
+        self.limit_concurrency = 0 if full else None
+        super().on_headers_complete()
+        self.limit_concurrency = None
+        self._arm(Guard.idle_timeout_s)  # for the body; a request without one ends it at once
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self._disarm()  # the body is in: the route's own deadlines apply now
+
+    def on_response_complete(self) -> None:
+        self._running = bool(self.pipeline)
+        self._idle_since = time.monotonic()
+        super().on_response_complete()
+        if not self._running and not self.transport.is_closing():
+            self._arm(Guard.header_timeout_s)  # the next request's headers, within the deadline
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)

@@ -1,0 +1,167 @@
+"""Issue 24, item 10: idle and slow connections against a real ``assetgate serve`` on loopback.
+
+1,100 connections that never sent a request once made every request a 503 (uvicorn counted
+them in ``limit_concurrency`` and never closed them). Now each connection has a header deadline
+and a body idle deadline, connections have a budget of their own (the oldest idle one makes
+room), and ``ASSETGATE_LIMIT_CONCURRENCY`` counts running requests only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.serve_process import Served, serve
+
+HEADER_TIMEOUT_S = 2.0
+
+
+def open_idle(port: int, count: int) -> list[socket.socket]:
+    sockets = []
+    for _ in range(count):
+        sock = socket.create_connection(("127.0.0.1", port))
+        sock.setblocking(False)
+        sockets.append(sock)
+    return sockets
+
+
+def closed_by_server(sock: socket.socket) -> bool:
+    try:
+        return sock.recv(1) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
+def wait_closed(sock: socket.socket, within_s: float) -> float:
+    """Seconds until the server closed ``sock`` (a blocking socket), failing past ``within_s``."""
+    started = time.monotonic()
+    sock.settimeout(within_s)
+    try:
+        while sock.recv(65536):
+            pass
+    except TimeoutError:
+        pytest.fail(f"still open after {within_s} s")
+    except ConnectionResetError:
+        pass
+    return time.monotonic() - started
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "hello.txt").write_text("hello")
+    return root
+
+
+@pytest.fixture
+def served(root: Path, tmp_path: Path) -> Iterator[Served]:
+    with serve(
+        tmp_path,
+        root=str(root),
+        log_level="warning",
+        header_timeout_s=str(HEADER_TIMEOUT_S),
+        idle_timeout_s="2",
+        limit_concurrency="2",
+        max_connections="300",
+    ) as server:
+        yield server
+
+
+def test_1100_idle_connections_leave_requests_served(root: Path, tmp_path: Path) -> None:
+    """The issue's figure with the default budgets, only a shorter header deadline."""
+    with serve(
+        tmp_path, root=str(root), log_level="warning", header_timeout_s=str(HEADER_TIMEOUT_S)
+    ) as server:
+        idle = open_idle(server.port, 1100)
+        try:
+            time.sleep(0.3)
+            took = []
+            with httpx.Client(base_url=server.base, timeout=10) as client:
+                for _ in range(20):
+                    started = time.monotonic()
+                    response = client.get("/hello.txt", headers={"Connection": "close"})
+                    took.append(time.monotonic() - started)
+                    assert response.status_code == 200
+                    assert response.text == "hello"
+            assert max(took) < 1.0, took
+            time.sleep(HEADER_TIMEOUT_S + 1.0)
+            assert all(closed_by_server(sock) for sock in idle)  # the header deadline
+        finally:
+            for sock in idle:
+                sock.close()
+
+
+def test_past_the_connection_budget_the_oldest_idle_connection_makes_room(
+    served: Served,
+) -> None:
+    idle = open_idle(served.port, 400)  # 100 over ASSETGATE_MAX_CONNECTIONS=300
+    try:
+        time.sleep(0.5)
+        evicted = [sock for sock in idle if closed_by_server(sock)]
+        assert len(evicted) >= 100
+        assert all(closed_by_server(sock) for sock in idle[:100])  # oldest first
+        for _ in range(10):
+            response = httpx.get(served.base + "/hello.txt", timeout=5)
+            assert response.status_code == 200
+    finally:
+        for sock in idle:
+            sock.close()
+
+
+def test_headers_trickling_in_are_cut_at_the_header_deadline(served: Served) -> None:
+    with socket.create_connection(("127.0.0.1", served.port)) as sock:
+        started = time.monotonic()
+        request = b"GET /hello.txt HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 200
+        with contextlib.suppress(OSError):
+            for byte in request:
+                sock.sendall(bytes([byte]))
+                time.sleep(0.05)
+                if time.monotonic() - started > HEADER_TIMEOUT_S + 2:
+                    break
+        wait_closed(sock, 3)
+        assert time.monotonic() - started < HEADER_TIMEOUT_S + 1.0
+
+
+def test_a_body_that_stops_arriving_is_cut_at_the_idle_deadline(served: Served) -> None:
+    with socket.create_connection(("127.0.0.1", served.port)) as sock:
+        sock.sendall(
+            b"POST /api/convert HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; "
+            b"boundary=b\r\nContent-Length: 1000\r\n\r\n--b\r\n"
+        )
+        took = wait_closed(sock, 5)
+    assert 1.5 < took < 3.5, took
+
+
+def test_the_work_budget_counts_running_requests_not_connections(served: Served) -> None:
+    # Idle connections do not count against ASSETGATE_LIMIT_CONCURRENCY=2 …
+    idle = open_idle(served.port, 50)
+    try:
+        assert httpx.get(served.base + "/hello.txt", timeout=5).status_code == 200
+        # … two requests waiting for their bodies do.
+        uploads = []
+        for _ in range(2):
+            sock = socket.create_connection(("127.0.0.1", served.port))
+            sock.sendall(
+                b"POST /api/convert HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; "
+                b"boundary=b\r\nContent-Length: 1000\r\n\r\n--b\r\n"
+            )
+            uploads.append(sock)
+        time.sleep(0.3)
+        busy = httpx.get(served.base + "/hello.txt", timeout=5)
+        assert busy.status_code == 503
+        for sock in uploads:
+            sock.close()
+        time.sleep(0.3)
+        assert httpx.get(served.base + "/hello.txt", timeout=5).status_code == 200
+    finally:
+        for sock in idle:
+            sock.close()
