@@ -5,15 +5,24 @@ sees them all: a connection error, a timeout, a 429 or a 5xx counts against the 
 request went to. The upstream is named from the request: the library catalog's hosts, RDAP's
 ``/domain/<name>`` paths, and the npm registry for the rest (its host may come from the npm
 configuration at start). Port-43 whois queries do not use HTTP; the whois part counts those.
+
+The same client says why an upstream fails: one log line per upstream and change of state
+(answering → failing with a cause, one cause → another, failing → answering again), naming the
+exception class, its root cause and the first line of its message, e.g. a TLS verification
+failure. It verifies certificates against the system's trust store (``truststore``), as curl, apt
+and pip on the machine do, not against the certificates bundled with certifi.
 """
 
 from __future__ import annotations
 
+import logging
+import ssl
 from collections.abc import Iterable
 from typing import Any, Final
 from urllib.parse import urlsplit
 
 import httpx
+import truststore
 from prometheus_client import Counter
 
 NPM_REGISTRY: Final = "npm registry"
@@ -44,6 +53,65 @@ def failed(status: int) -> bool:
     return status == 429 or status >= 500
 
 
+def system_trust() -> ssl.SSLContext:
+    """Certificate checks by the system's trust store (a company CA installed with
+    update-ca-certificates counts; ``SSL_CERT_FILE``/``SSL_CERT_DIR`` still override on Linux)."""
+    return truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
+DETAIL_MAX: Final = 200
+log = logging.getLogger("assetgate.upstreams")
+
+
+def root_cause(exc: BaseException) -> BaseException:
+    """The innermost exception of the chain: the ``SSLCertVerificationError`` under httpx's
+    ``ConnectError``, the ``ConnectionRefusedError`` under a connect failure."""
+    seen = {id(exc)}
+    while (inner := exc.__cause__ or exc.__context__) is not None and id(inner) not in seen:
+        seen.add(id(inner))
+        exc = inner
+    return exc
+
+
+def describe_failure(exc: BaseException) -> dict[str, str]:
+    root = root_cause(exc)
+    text = str(root) or str(exc)
+    detail = text.strip().splitlines()[0][:DETAIL_MAX] if text.strip() else ""
+    described = {"error": type(exc).__name__, "detail": detail}
+    if root is not exc:
+        described["cause"] = type(root).__name__
+    return described
+
+
+class UpstreamStates:
+    """The last state of each upstream; a log line only when it changes."""
+
+    def __init__(self) -> None:
+        self._failing: dict[str, tuple[tuple[str, str], ...]] = {}
+
+    def failed(self, upstream: str, described: dict[str, str]) -> None:
+        state = tuple(sorted(described.items()))
+        if self._failing.get(upstream) == state:
+            return
+        self._failing[upstream] = state
+        cause = f" ({described['cause']})" if "cause" in described else ""
+        detail = f": {described['detail']}" if described["detail"] else ""
+        log.warning(
+            "upstream %s failing: %s%s%s",
+            upstream,
+            described["error"],
+            cause,
+            detail,
+            extra={"fields": {"upstream": upstream, **described}},
+        )
+
+    def answered(self, upstream: str) -> None:
+        if self._failing.pop(upstream, None) is not None:
+            log.info(
+                "upstream %s answers again", upstream, extra={"fields": {"upstream": upstream}}
+            )
+
+
 class CountingClient(httpx.AsyncClient):
     """The shared client, counting failures; never changes what the caller sees.
 
@@ -52,19 +120,22 @@ class CountingClient(httpx.AsyncClient):
     """
 
     def __init__(self, *, errors: Counter, library_hosts: frozenset[str], **options: Any) -> None:
-        super().__init__(**options)
+        super().__init__(**{"verify": system_trust(), **options})
         self._errors = errors
         self._library_hosts = library_hosts
+        self.states = UpstreamStates()
 
     async def send(self, request: httpx.Request, **options: Any) -> httpx.Response:
+        upstream = upstream_of(request.url, self._library_hosts)
         try:
             response = await super().send(request, **options)
-        except httpx.TransportError:
-            self._count(request)
+        except httpx.TransportError as exc:
+            self._errors.labels(upstream).inc()
+            self.states.failed(upstream, describe_failure(exc))
             raise
         if failed(response.status_code):
-            self._count(request)
+            self._errors.labels(upstream).inc()
+            self.states.failed(upstream, {"error": f"HTTP {response.status_code}", "detail": ""})
+        else:
+            self.states.answered(upstream)
         return response
-
-    def _count(self, request: httpx.Request) -> None:
-        self._errors.labels(upstream_of(request.url, self._library_hosts)).inc()
