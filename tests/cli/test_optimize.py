@@ -57,7 +57,8 @@ def test_folder_with_damaged_files(
     cells = next(row for row in rows if row[0] == "4")
     before = (src / "a.jpg").stat().st_size + (src / "sub" / "b.png").stat().st_size
     after = (dest / "a.webp").stat().st_size + (dest / "sub" / "b.webp").stat().st_size
-    assert cells[:5] == ["4", "2", "2", str(before), str(after)]
+    # files, optimized, kept as is, failed, outputs, bytes before, bytes after
+    assert cells[:7] == ["4", "2", "0", "2", "2", str(before), str(after)]
 
 
 def test_srcset_variants_keep_the_input_format(
@@ -77,7 +78,7 @@ def test_srcset_variants_keep_the_input_format(
         "a-100w.jpg": ("JPEG", (100, 50)),
         "sub/b-20w.png": ("PNG", (20, 20)),
         "sub/b-32w.png": ("PNG", (32, 32)),
-        "sub/b-100w.png": ("PNG", (64, 64)),  # never enlarged: the source itself
+        "sub/b-64w.png": ("PNG", (64, 64)),  # never enlarged: labelled by its real width
     }
     assert "failures" not in capsys.readouterr().out
 
@@ -98,3 +99,77 @@ def test_bad_flag_is_one_line_and_status_2(
     assert err.startswith(message)
     assert len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+def rows_of(out: str) -> list[list[str]]:
+    return [[c.strip() for c in line.strip().strip("│").split("│")] for line in out.splitlines()]
+
+
+def test_srcset_labels_each_variant_by_its_real_width(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 300 px source asked for 320, 640 and 1280 is one 300w file, not three copies that
+    claim widths a browser would trust."""
+    src = tmp_path / "src"
+    image(src / "tiny.png", (300, 200), (0, 128, 255), "PNG")
+    image(src / "big.png", (1000, 500), (255, 128, 0), "PNG")
+    dest = tmp_path / "out"
+    status = main(["optimize", str(src), str(dest), "--srcset", "320,640,1280", "--format", "webp"])
+    assert status == 0
+    sizes = {}
+    for path in sorted(dest.rglob("*.*")):
+        with Image.open(path) as opened:
+            sizes[path.name] = opened.size
+    assert sizes == {
+        "big-320w.webp": (320, 160),
+        "big-640w.webp": (640, 320),
+        "big-1000w.webp": (1000, 500),
+        "tiny-300w.webp": (300, 200),
+    }
+    cells = next(row for row in rows_of(capsys.readouterr().out) if row[0] == "2")
+    assert cells[:5] == ["2", "2", "0", "0", "4"]
+
+
+def test_a_damaged_file_is_one_failure_whatever_the_widths(
+    src: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dest = tmp_path / "out"
+    assert main(["optimize", str(src), str(dest), "--srcset", "16,32,48"]) == 1
+    out = capsys.readouterr().out
+    failures = out[out.index("failures") :]
+    assert failures.count("broken.jpg") == 1
+    assert failures.count("cut.png") == 1
+    assert not list(dest.glob("broken*"))
+    assert not list(dest.glob("cut*"))
+    cells = next(row for row in rows_of(out) if row[0] == "4")
+    assert cells[:5] == ["4", "2", "0", "2", "6"]  # files, optimized, kept, failed, outputs
+
+
+def test_no_transformation_decodes_every_file_and_keeps_what_it_cannot_shrink(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No flags: each file is decoded (a truncated JPEG fails, exit 1), re-encoded at quality 85
+    and written only when that is smaller; otherwise the original is kept and the run says so."""
+    src = tmp_path / "src"
+    noisy = Image.effect_noise((320, 240), 60).convert("RGB")
+    src.mkdir()
+    noisy.save(src / "heavy.jpg", "JPEG", quality=100)  # 85 is much smaller
+    noisy.save(src / "light.jpg", "JPEG", quality=30)  # 85 would be bigger: kept
+    whole = (src / "heavy.jpg").read_bytes()
+    (src / "truncated.jpg").write_bytes(whole[: len(whole) * 2 // 3])
+    dest = tmp_path / "out"
+    assert main(["optimize", str(src), str(dest)]) == 1
+    out = capsys.readouterr().out
+    heavy, light = (dest / "heavy.jpg").read_bytes(), (dest / "light.jpg").read_bytes()
+    assert len(heavy) < len(whole) * 0.8
+    with Image.open(dest / "heavy.jpg") as opened:
+        assert (opened.format, opened.size) == ("JPEG", (320, 240))
+    assert light == (src / "light.jpg").read_bytes()
+    assert not (dest / "truncated.jpg").exists()
+    assert "truncated.jpg" in out[out.index("failures") :]
+    kept = out[out.index("kept as they were") : out.index("failures")]
+    assert "light.jpg" in kept
+    assert "re-encoded at quality 85 it was not smaller" in kept
+    assert "heavy.jpg" not in kept
+    cells = next(row for row in rows_of(out) if row[0] == "3")
+    assert cells[:5] == ["3", "1", "1", "1", "2"]

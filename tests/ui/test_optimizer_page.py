@@ -70,14 +70,18 @@ async def test_playground_opens_with_the_state_of_its_url(
         original = decode(await page.locator("#original").screenshot())
         assert near(original.getpixel((10, 10)), RED)
 
-        snippet = await page.locator("#snippet").text_content() or ""
-        for width in (320, 640, 1280):
-            assert (
-                f"{base}/photos/photo.jpg?flop=true&format=webp&width={width} {width}w" in snippet
-            )
-        assert snippet.startswith(
-            f'<img src="{base}/photos/photo.jpg?flop=true&format=webp&width=640"'
-        )
+        # Each variant labelled by the width it really has: the 800 px source is never enlarged,
+        # so 1280 is an "800w" entry (a "1280w" would make browsers pick it for 1280 slots).
+        snippet = page.locator("#snippet")
+        await expect(snippet).to_contain_text("800w", timeout=20_000)
+        text = await snippet.text_content() or ""
+        at = f"{base}/photos/photo.jpg?flop=true&format=webp&width="
+        assert f"{at}320 320w" in text
+        assert f"{at}640 640w" in text
+        assert f"{at}1280 800w" in text
+        assert "1280w" not in text
+        assert text.startswith(f'<img src="{at}640"')
+        assert 'sizes="(max-width: 800px) 100vw, 800px"' in text
         path = tmp_path / "optimizer-playground.png"
         await page.screenshot(path=str(path), full_page=False)
         keep_screenshot(path)
@@ -93,6 +97,30 @@ async def test_playground_opens_with_the_state_of_its_url(
         await page.locator("#p-crop").fill("abc")
         await page.locator("#p-crop").press("Enter")
         await expect(status).to_contain_text("HTTP 400: crop: expected")
+        assert problems == []
+
+
+async def test_snippet_has_one_entry_per_real_width(
+    browser, root: Path, make_settings: Callable[..., Settings]
+) -> None:
+    """A source narrower than every width asked is one entry at its own width."""
+    write_halves(root / "small.png", 300, 200)
+    with live_server(make_settings()) as base:
+        page, problems = await open_page(browser)
+        await page.goto(f"{base}/ui/optimizer?file=small.png&format=png")
+        snippet = page.locator("#snippet")
+        await expect(snippet).to_contain_text("300w", timeout=20_000)
+        text = await snippet.text_content() or ""
+        assert text.count(" 300w") == 1
+        assert f"{base}/small.png?format=png&width=320 300w" in text
+        assert "640w" not in text
+        assert "1280w" not in text
+        # Widths typed later are measured again.
+        await page.locator("#widths").fill("100,200,5000")
+        await expect(snippet).to_contain_text("100w,")
+        text = await snippet.text_content() or ""
+        assert "200w" in text
+        assert "width=5000 300w" in text
         assert problems == []
 
 

@@ -3,9 +3,12 @@
 The flags are generated from the optimizer's parameter table (``optimizer.params.PARAMS``), and
 their values go through the same ``parse_spec`` -> ``make_plan`` -> render as a request, so the
 command line cannot drift from the HTTP interface. Images run on all cores (libvips releases the
-GIL, so threads suffice); a damaged file is reported and skipped, and any failure makes the exit
-status 1. Output names keep the relative path with the output format's extension
-(``photo-640w.webp`` per ``--srcset`` width).
+GIL, so threads suffice). Every image is decoded whole, also when nothing is asked of it; a damaged
+file is reported (one line, however many widths) and skipped, and any failure makes the exit
+status 1. A file re-encoded at the same settings is kept as it was unless the re-encode is
+smaller. Output names keep the relative path with the output format's extension, and a
+``--srcset`` variant is named by the width it really has (``photo-640w.webp``; a source narrower
+than several widths gives one ``photo-300w.webp``).
 """
 
 from __future__ import annotations
@@ -30,8 +33,8 @@ from assetgate.imaging import vips
 from assetgate.imaging.formats import IMAGE_EXTENSIONS
 from assetgate.optimizer.params import PARAMS, Param
 from assetgate.optimizer.plan import Limits, Negotiation
-from assetgate.optimizer.render import Job, process
-from assetgate.optimizer.spec import ImageSpec, parse_spec
+from assetgate.optimizer.render import Job, Outcome, prepare, render
+from assetgate.optimizer.spec import parse_spec
 from assetgate.settings import Settings
 
 IMAGE_PARAMS: Final = tuple(param for param in PARAMS if param.image)
@@ -83,26 +86,46 @@ def _metavar(param: Param) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Task:
+    """One source file and the variants asked of it (one query, or one per ``--srcset`` width)."""
+
     source: Path
     relative: Path
-    query: Mapping[str, str]
-    suffix: str  # "" or "-<W>w"
+    variants: tuple[Mapping[str, str], ...]
+    srcset: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    name: str  # relative to DEST
+    width: int  # the real width, which labels a --srcset variant
+    size: int
+    kept: bool  # the original's bytes: a re-encode at the same settings was not smaller
 
 
 @dataclass(frozen=True, slots=True)
 class Done:
+    """One file: its outputs, or the one reason it failed (never one line per variant)."""
+
     task: Task
     before: int
-    after: int = 0
+    outputs: tuple[Output, ...] = ()
     error: str | None = None
+
+    @property
+    def after(self) -> int:
+        return sum(output.size for output in self.outputs)
+
+    @property
+    def kept(self) -> bool:
+        return bool(self.outputs) and all(output.kept for output in self.outputs)
 
 
 def run(args: argparse.Namespace) -> int:
     query = {p.name: getattr(args, p.name) for p in IMAGE_PARAMS if getattr(args, p.name)}
     try:
         widths = _widths(args.srcset)
-        variants = [({**query, "width": str(w)}, f"-{w}w") for w in widths] or [(query, "")]
-        for variant, _ in variants:
+        variants = tuple({**query, "width": str(w)} for w in widths) or (query,)
+        for variant in variants:
             parse_spec(variant)  # every flag checked before any work
         settings = load_settings({}, {})
     except AppError as exc:
@@ -117,14 +140,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"assetgate: SRC: {args.src} is not a directory", file=sys.stderr)
         return 2
     tasks = [
-        Task(path, path.relative_to(args.src), variant, suffix)
+        Task(path, path.relative_to(args.src), variants, srcset=bool(widths))
         for path in _images(args.src, args.dest)
-        for variant, suffix in variants
     ]
     vips.configure(settings)
     results = _run_all(tasks, args.dest, settings, max(1, args.jobs))
     console = Console()
     console.print(summary(results))
+    kept = [done for done in results if done.error is None and done.kept]
+    if kept:
+        console.print(kept_table(kept))
     failures = [done for done in results if done.error is not None]
     if failures:
         console.print(failure_table(failures))
@@ -167,52 +192,86 @@ def _run_all(tasks: list[Task], dest: Path, settings: Settings, jobs: int) -> li
             for future in as_completed(futures):
                 results.append(future.result())
                 progress.advance(bar)
-    return sorted(results, key=lambda done: (str(done.task.relative), done.task.suffix))
+    return sorted(results, key=lambda done: str(done.task.relative))
 
 
 def optimize_one(task: Task, dest: Path, limits: Limits, settings: Settings) -> Done:
-    """spec -> plan -> render for one file; every failure becomes a reason, never a crash."""
+    """Every variant of one file, or the file's one failure; every failure becomes a reason.
+
+    Each image is decoded whole, even when nothing is asked of it (``reencode``): a damaged file
+    fails instead of being copied. A variant is named by the width it really has, and a width
+    that comes out like one already made (a source narrower than several ``--srcset`` widths) is
+    made once."""
     try:
         size = task.source.stat().st_size
     except OSError as exc:
         return Done(task, 0, error=f"cannot read: {exc.strerror}")
+    made: dict[int, tuple[str, Outcome]] = {}
     try:
-        spec: ImageSpec = parse_spec(task.query)
-        job = Job.from_settings(
-            settings,
-            path=task.source,
-            size=size,
-            spec=spec,
-            negotiation=Negotiation(webp=False),  # no Accept: the input format unless --format
-            limits=limits,
-        )
-        outcome = process(job)
-        stem = task.relative.with_suffix("").name + task.suffix
-        target = (
-            dest / task.relative.parent / f"{stem}.{EXTENSIONS.get(outcome.output, outcome.output)}"
-        )
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if outcome.body is None:
-            shutil.copyfile(task.source, target)
-            return Done(task, size, size)
-        target.write_bytes(outcome.body)
-        return Done(task, size, len(outcome.body))
+        for query in task.variants:
+            job = Job.from_settings(
+                settings,
+                path=task.source,
+                size=size,
+                spec=parse_spec(query),
+                negotiation=Negotiation(webp=False),  # no Accept: the input format unless --format
+                limits=limits,
+            )
+            ready = prepare(job, reencode=True)
+            width = ready.width if isinstance(ready, Outcome) else ready.plan.width
+            if width in made:
+                continue
+            outcome = ready if isinstance(ready, Outcome) else render(job, ready)
+            stem = task.relative.with_suffix("").name + (f"-{width}w" if task.srcset else "")
+            made[width] = (f"{stem}.{EXTENSIONS.get(outcome.output, outcome.output)}", outcome)
     except AppError as exc:
         return Done(task, size, error=exc.message)
+    try:
+        outputs = tuple(
+            _write(task, dest, name, width, outcome) for width, (name, outcome) in made.items()
+        )
     except OSError as exc:
         return Done(task, size, error=f"cannot write: {exc.strerror}")
+    return Done(task, size, outputs)
+
+
+def _write(task: Task, dest: Path, name: str, width: int, outcome: Outcome) -> Output:
+    target = dest / task.relative.parent / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if outcome.body is None:
+        shutil.copyfile(task.source, target)
+    else:
+        target.write_bytes(outcome.body)
+    relative = str(target.relative_to(dest))
+    return Output(relative, width, target.stat().st_size, kept=outcome.body is None)
 
 
 def summary(results: list[Done]) -> Table:
     ok = [done for done in results if done.error is None]
     before = sum(done.before for done in ok)
     after = sum(done.after for done in ok)
+    kept = sum(1 for done in ok if done.kept)
     table = Table(title="assetgate optimize")
-    for column in ("files", "optimized", "failed", "bytes before", "bytes after", "saved"):
+    columns = ("files", "optimized", "kept", "failed", "outputs", "bytes before", "bytes after",
+               "saved")  # fmt: skip
+    for column in columns:
         table.add_column(column, justify="right")
     saved = f"{(before - after) * 100 / before:.1f} %" if before else "-"
-    table.add_row(str(len(results)), str(len(ok)), str(len(results) - len(ok)),
-                  str(before), str(after), saved)  # fmt: skip
+    table.add_row(str(len(results)), str(len(ok) - kept), str(kept), str(len(results) - len(ok)),
+                  str(sum(len(done.outputs) for done in ok)), str(before), str(after),
+                  saved)  # fmt: skip
+    return table
+
+
+def kept_table(kept: list[Done]) -> Table:
+    """Files whose re-encode was not smaller: the original was written, and the run says so."""
+    table = Table(title="kept as they were")
+    table.add_column("file")
+    table.add_column("why")
+    for done in kept:
+        quality = parse_spec(done.task.variants[0]).quality
+        why = f"re-encoded at quality {quality} it was not smaller"
+        table.add_row(str(done.task.relative), why)
     return table
 
 
@@ -221,5 +280,5 @@ def failure_table(failures: list[Done]) -> Table:
     table.add_column("file")
     table.add_column("reason")
     for done in failures:
-        table.add_row(f"{done.task.relative}{done.task.suffix}", done.error or "")
+        table.add_row(str(done.task.relative), done.error or "")
     return table

@@ -51,17 +51,40 @@ _ERRORS: Final = {
 }
 
 
+#: A file of the demo root (``assetgate serve`` without --root): what a reader may try, and what
+#: schemathesis's coverage phase starts from, so its boundary values reach the image pipeline.
+EXAMPLE_FILE: Final = "landscape.jpg"
+
+
 def parameter(param: Param, *, required: bool = False) -> dict[str, Any]:
-    return {
+    described: dict[str, Any] = {
         "name": param.name,
         "in": "query",
         "required": required,
         "description": param.doc,
         "schema": param.schema() | ({"minLength": 1} if required else {}),
     }
+    if param.name == "file":
+        described["example"] = EXAMPLE_FILE
+    return described
 
 
-def _responses(*, body: bool) -> dict[str, Any]:
+#: What a reader (and schemathesis's stateful phase) can do next with the file just answered.
+_LINKS: Final[dict[str, Any]] = {
+    "HeadersOfThisAnswer": {
+        "operationId": "inspectOptimizedFile",
+        "parameters": {"file": "$request.query.file"},
+        "description": "The same file's headers, without the body.",
+    },
+    "PublicUrlOfThisFile": {
+        "operationId": "optimizePublicFile",
+        "parameters": {"path": "$request.query.file"},
+        "description": "The same file on its public URL (spec §4.1 rule 4).",
+    },
+}
+
+
+def _responses(*, body: bool, links: dict[str, Any] | None = None) -> dict[str, Any]:
     headers = {
         name: {"schema": schema, "description": text}
         for name, (schema, text) in _RESPONSE_HEADERS.items()
@@ -72,6 +95,8 @@ def _responses(*, body: bool) -> dict[str, Any]:
     }
     if body:
         ok["content"] = {media: {"schema": _BINARY} for media in _BODY_TYPES}
+    if links:
+        ok["links"] = links
     responses: dict[str, Any] = {
         "200": ok,
         "304": {"description": "Not modified (If-None-Match / If-Modified-Since)."},
@@ -92,6 +117,7 @@ def make_paths(file_param: Param) -> dict[str, Any]:
         "required": True,
         "description": "Path of the file under the document root.",
         "schema": {"type": "string"},
+        "example": EXAMPLE_FILE,
     }
     public = [path, *(parameter(p) for p in OPENAPI_PARAMS)]
     return {
@@ -100,7 +126,7 @@ def make_paths(file_param: Param) -> dict[str, Any]:
                 "operationId": "optimizeFile",
                 "summary": "Transform an image or minify/compress a CSS or JavaScript file.",
                 "parameters": params,
-                "responses": _responses(body=True),
+                "responses": _responses(body=True, links=_LINKS),
             },
             "head": {
                 "operationId": "inspectOptimizedFile",

@@ -97,14 +97,17 @@ class Prepared:
         return replace(self, src=path) if self.by_name else self
 
 
-def process(job: Job) -> Outcome:
+def process(job: Job, *, reencode: bool = False) -> Outcome:
     """Both halves on one thread (the command line and tests; the route runs them apart)."""
-    ready = prepare(job)
+    ready = prepare(job, reencode=reencode)
     return ready if isinstance(ready, Outcome) else render(job, ready)
 
 
-def prepare(job: Job) -> Prepared | Outcome:
-    """Sniff (415), header probe (413/501) and plan: a pass-through needs no render at all."""
+def prepare(job: Job, *, reencode: bool = False) -> Prepared | Outcome:
+    """Sniff (415), header probe (413/501) and plan: a pass-through needs no render at all.
+
+    ``reencode`` (the command line) renders a pass-through too: every pixel is decoded, so a
+    damaged file fails, and the re-encode is kept only when smaller (``render``'s fallback)."""
     decode = job.limits.decode
     src, fmt = _open_source(job.path, job.size)
     info = probe(
@@ -116,7 +119,9 @@ def prepare(job: Job) -> Prepared | Outcome:
     )
     plan = make_plan(job.spec, info, negotiation=job.negotiation, limits=job.limits)
     if plan.passthrough:
-        return Outcome(fmt, plan.output, None, info.width, info.height)
+        if not reencode:
+            return Outcome(fmt, plan.output, None, info.width, info.height)
+        plan = replace(plan, passthrough=False)
     return Prepared(src, fmt, info, plan)
 
 

@@ -115,6 +115,16 @@ OPENAPI: Final[dict[str, Any]] = {
                 "200": {
                     "description": "Merged, ranked results with version-pinned URLs.",
                     "content": {"application/json": {"schema": SEARCH_RESULT}},
+                    "links": {
+                        "FirstResultDefaultFile": {
+                            "operationId": "packageDefaultFile",
+                            "parameters": {
+                                "package": "$response.body#/results/0/name",
+                                "version": "$response.body#/results/0/version",
+                            },
+                            "description": "The first result's default file (a `package`).",
+                        }
+                    },
                 },
                 "400": _error("Invalid q or limit."),
                 "405": _error("Method not allowed."),

@@ -16,6 +16,8 @@ from assetgate.imaging.formats import IMAGE_EXTENSIONS
 from assetgate.minify.spec import KINDS
 
 MAX_SCANNED: Final = 20_000
+#: Longest ``q`` of ``/ui/files`` (the parser and /openapi.json read it here).
+QUERY_MAX: Final = 256
 SERVABLE: Final = frozenset({*(f".{ext}" for ext in IMAGE_EXTENSIONS), *KINDS})
 RESERVED_TOP: Final = "cache"
 

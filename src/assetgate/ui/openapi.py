@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from assetgate.ui.listing import QUERY_MAX
+
 _ERROR: Final = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
 _PAGES: Final = {
     "/ui/": ("uiHome", "What the service offers, with links to every page."),
@@ -51,7 +53,12 @@ OPENAPI: Final[dict[str, Any]] = {
             "operationId": "uiListFiles",
             "summary": "Images, CSS and JS files of the document root whose path contains `q`.",
             "parameters": [
-                {"name": "q", "in": "query", "required": False, "schema": {"type": "string"}},
+                {
+                    "name": "q",
+                    "in": "query",
+                    "required": False,
+                    "schema": {"type": "string", "maxLength": QUERY_MAX},
+                },
                 {
                     "name": "limit",
                     "in": "query",
@@ -62,6 +69,13 @@ OPENAPI: Final[dict[str, Any]] = {
             "responses": {
                 "200": {
                     "description": "Matching relative paths, sorted.",
+                    "links": {
+                        "OptimizeFirstFile": {
+                            "operationId": "optimizeFile",
+                            "parameters": {"file": "$response.body#/files/0"},
+                            "description": "Each path is a `file` of the optimizer.",
+                        }
+                    },
                     "content": {
                         "application/json": {
                             "schema": {

@@ -21,7 +21,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from assetgate.errors import AppError
 from assetgate.part import Part, part_state
 from assetgate.resources import Resources, resources
-from assetgate.ui.listing import list_files
+from assetgate.ui.listing import QUERY_MAX, list_files
 from assetgate.ui.openapi import OPENAPI
 from assetgate.ui.pages import PAGES, TEMPLATE, assemble
 from assetgate.web.caching import make_etag
@@ -97,7 +97,7 @@ async def files(request: Request) -> Response:
     if not settings.ui_file_listing:
         raise AppError.not_found("file listing is turned off (ASSETGATE_UI_FILE_LISTING)")
     query = request.query_params
-    text = read_str(query, "q", max_len=256) or ""
+    text = read_str(query, "q", max_len=QUERY_MAX) or ""
     limit = read_int(query, "limit", low=1, high=LISTING_MAX, default=LISTING_DEFAULT)
     assert limit is not None
     listing = await anyio.to_thread.run_sync(list_files, settings.root, text, limit)

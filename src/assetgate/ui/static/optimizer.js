@@ -24,6 +24,9 @@
   let resultUrl = "";
   let generation = 0;
   let listingTimer = 0;
+  let snippetGeneration = 0;
+  let snippetTimer = 0;
+  const MAX_WIDTHS = 8;
 
   function isAlias(param) {
     return /^Short name of/.test(param.description || "");
@@ -95,10 +98,22 @@
     return new URL(url, window.location.origin).href;
   }
 
-  function updateSnippet(file, params) {
+  // The width an answer really has (the optimizer never enlarges unless upscaling=resampling):
+  // a srcset descriptor must say it, or the browser picks by a width the file does not have.
+  async function measure(url) {
+    const response = await fetch(url, { headers: { Accept: ACCEPT } });
+    if (!response.ok) throw new Error(await errorText(response));
+    const bitmap = await createImageBitmap(await response.blob());
+    const width = bitmap.width;
+    bitmap.close();
+    return width;
+  }
+
+  async function updateSnippet(file, params) {
+    const mine = ++snippetGeneration;
     const list = widths.value.split(",").map((w) => Number.parseInt(w, 10))
       .filter((w) => Number.isInteger(w) && w > 0 && w <= 50000);
-    if (!file || !list.length) {
+    if (!file || !list.length || TEXT_FILE.test(file)) {
       snippet.textContent = "";
       return;
     }
@@ -110,12 +125,27 @@
       query.set("width", String(width));
       return absolute(publicUrl(file, query));
     };
-    const sorted = [...new Set(list)].sort((a, b) => a - b);
-    const middle = sorted[Math.floor((sorted.length - 1) / 2)];
-    const srcset = sorted.map((w) => `${at(w)} ${w}w`).join(",\n             ");
-    const largest = sorted[sorted.length - 1];
+    const asked = [...new Set(list)].sort((a, b) => a - b).slice(0, MAX_WIDTHS);
+    snippet.textContent = "Measuring each width…";
+    let real;
+    try {
+      real = await Promise.all(asked.map((w) => measure(at(w))));
+    } catch (error) {
+      if (mine === snippetGeneration) snippet.textContent = `No snippet: ${error.message}`;
+      return;
+    }
+    if (mine !== snippetGeneration) return;
+    // One entry per real width (the narrowest width asked that gives it): a 960 px source asked
+    // for 1280 is one "960w" entry, not a "1280w" that would be a lie.
+    const entries = [];
+    asked.forEach((w, i) => {
+      if (!entries.some(([, width]) => width === real[i])) entries.push([at(w), real[i]]);
+    });
+    const middle = entries[Math.floor((entries.length - 1) / 2)][0];
+    const srcset = entries.map(([url, width]) => `${url} ${width}w`).join(",\n             ");
+    const largest = entries[entries.length - 1][1];
     snippet.textContent =
-      `<img src="${at(middle)}"\n     srcset="${srcset}"\n` +
+      `<img src="${middle}"\n     srcset="${srcset}"\n` +
       `     sizes="(max-width: ${largest}px) 100vw, ${largest}px"\n     alt="">`;
   }
 
@@ -140,7 +170,8 @@
     const page = new URLSearchParams(params);
     if (file) page.set("file", file);
     history.replaceState(null, "", `/ui/optimizer${page.toString() ? `?${page}` : ""}`);
-    updateSnippet(file, params);
+    snippetGeneration += 1;
+    snippet.textContent = "";
     if (!file) {
       status.textContent = "Choose a file.";
       return;
@@ -191,6 +222,7 @@
       result.hidden = false;
       resultUrl = URL.createObjectURL(blob);
       result.src = resultUrl;
+      updateSnippet(file, params);
     }
     status.textContent = `Done: ${file}.`;
   }
@@ -256,7 +288,10 @@
     listingTimer = setTimeout(complete, 150);
   });
   fileInput.addEventListener("change", run);
-  widths.addEventListener("input", () => updateSnippet(fileInput.value.trim(), state()));
+  widths.addEventListener("input", () => {
+    clearTimeout(snippetTimer);
+    snippetTimer = setTimeout(() => updateSnippet(fileInput.value.trim(), state()), 300);
+  });
   document.getElementById("reset").addEventListener("click", () => {
     for (const input of controls.values()) writeControl(input, "");
     run();
