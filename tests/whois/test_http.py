@@ -64,6 +64,52 @@ async def test_restricted_tld_is_403(client: httpx.AsyncClient, env: Env, path: 
     assert env.registry.queries == []
 
 
+# Every spelling of a restricted name (issue: "example.edu.." once normalised to an empty TLD and
+# went to the "*" server). Raw query strings, so the percent-encoding is exactly what is sent.
+RESTRICTED_SPELLINGS_403 = [
+    "example.edu", "EXAMPLE.EDU", "Example.Edu", "example.edu.", "EXAMPLE.EDU.",
+    "www.example.edu", "ｅｘａｍｐｌｅ．ｅｄｕ", "ｅｘａｍｐｌｅ．ｅｄｕ．", "example%E3%80%82edu",
+    "example%EF%BD%A1edu", "b%C3%BCcher.edu", "xn--bcher-kva.edu", "XN--BCHER-KVA.EDU.",
+    "example%2Eedu", "example%2eEDU%2E", "army.mil", "ARMY.MIL.", "%EF%BD%8D%EF%BD%89%EF%BD%8C",
+    "%D0%BF%D1%80%D0%B8%D0%BC%D0%B5%D1%80.%D1%80%D1%84", "xn--e1afmkfd.xn--p1ai",
+    "XN--E1AFMKFD.XN--P1AI.", "%D0%9F%D0%A0%D0%98%D0%9C%D0%95%D0%A0.%D0%A0%D0%A4",
+]  # fmt: skip
+RESTRICTED_SPELLINGS_400 = [
+    "example.edu..", "EXAMPLE.EDU..", "example.edu...", "example..edu", ".example.edu",
+    "example.edu%2E%2E", "example%2Eedu%2E%2E", "example.edu%E3%80%82%E3%80%82",
+    "example%EF%BC%8Eedu%EF%BC%8E%EF%BC%8E", "xn--bcher-kva.edu..", "xn--e1afmkfd.xn--p1ai..",
+    "%20example.edu", "example.edu%20", "example.edu+", "+example.edu", "example%20.edu",
+    "example.edu%09", "example.edu%0A", "example.edu%0D%0A", "example.edu%E3%80%80",
+    "example.edu%C2%A0", "example%252Eedu", "example.edu%252E", "example.edu%00", "..", ".",
+]  # fmt: skip
+
+
+async def test_every_spelling_of_a_restricted_tld_is_refused(env: Env) -> None:
+    async with env.client(whois_restricted_tlds=["edu", "mil", "рф"]) as client:
+        for path in (TEXT, JSON):
+            for spelling in RESTRICTED_SPELLINGS_403:
+                response = await client.get(f"{path}?domain={spelling}")
+                assert response.status_code == 403, spelling
+                assert response.json()["error"].startswith("whois of ."), spelling
+            for spelling in RESTRICTED_SPELLINGS_400:
+                response = await client.get(f"{path}?domain={spelling}")
+                assert response.status_code == 400, spelling
+                body = response.json()
+                assert body["error"].startswith("domain: expected "), spelling
+                assert body["code"] == 400
+    assert env.registry.queries == []
+    assert env.rdap.requests == []
+
+
+async def test_two_trailing_dots_are_400_naming_empty_labels(client: httpx.AsyncClient) -> None:
+    response = await client.get(JSON, params={"domain": "example.edu.."})
+    assert response.status_code == 400
+    assert response.json() == {
+        "error": "domain: expected a domain name without empty labels, got 'example.edu..'",
+        "code": 400,
+    }
+
+
 async def test_restricted_tlds_are_configurable(env: Env) -> None:
     async with env.client(whois_restricted_tlds=["edu", "mil", "DE"]) as client:
         assert (await client.get(JSON, params={"domain": "example.de"})).status_code == 403
