@@ -128,13 +128,15 @@ def split_address(lines: Iterable[str]) -> Address:
 
     A line that is only a postal code makes the next line the city; ``<code> <city>`` on one
     line gives both. Lines before the code are the street, lines after the city ``after``.
+    The first line is always street: ``1600 Amphitheatre Parkway`` has the shape of ``00100
+    Helsinki``, and a house number comes first, a postal line never does.
     """
     address = Address()
-    for line in (s.strip() for s in lines):
-        if not line:
-            continue
-        combined = _POSTAL_CITY.match(line)
-        if address.postal_code is None and _POSTAL.match(line):
+    kept = [s.strip() for s in lines if s.strip()]
+    for position, line in enumerate(kept):
+        leading = position == 0
+        combined = None if leading else _POSTAL_CITY.match(line)
+        if address.postal_code is None and not leading and _POSTAL.match(line):
             address.postal_code = line
         elif address.postal_code is None and combined is not None:
             address.postal_code, address.city = combined[1], combined[2].strip()

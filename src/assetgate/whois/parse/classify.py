@@ -21,6 +21,9 @@ _NOT_FOUND: Final = re.compile(
       | the\s+queried\s+object\s+does\s+not\s+exist | this\s+query\s+returned\s+0\s+objects
       | status:\s*(?:free|available|not\s+registered)\s*$
       | .*\bis\s+(?:available\s+for\s+registration|not\s+registered|free)\b
+      | no\s+data\s+was\s+found | not\s+registered\s+- | domain\s+status:\s*available\s*$
+      | domain\s+"[^"]+"\s+not\s+found | .*\bdomain\s+name\s+not\s+known\b
+      | .*\bis\s+not\s+a\s+registered\b
     )""",
     re.IGNORECASE | re.MULTILINE | re.VERBOSE,
 )
