@@ -315,11 +315,34 @@ async def test_text_marks_each_hop(client: httpx.AsyncClient, env: Env) -> None:
     assert response.headers["content-type"] == "text/plain; charset=utf-8"
     assert response.headers["x-content-type-options"] == "nosniff"
     text = response.text
-    registry_mark = f"# {env.registry.address} (registry, whois port 43)\n"
+    registry_mark = "# whois server for .com (registry, whois port 43)\n"
     registrar_mark = "# whois.registrar.test (referral 1, whois port 43)\n"
     assert text.startswith(registry_mark)
     assert text.index(registrar_mark) > text.index("   Domain Name: EXAMPLE.COM")
     assert "Registrant Organization: Example Holdings LLC" in text
+    assert env.registry.address not in text  # the operator's server, by the TLD it serves
+
+
+@pytest.mark.parametrize("domain", ["example.com", "example.org", "example.nl"])
+async def test_success_names_operator_servers_by_tld_not_address(
+    client: httpx.AsyncClient, env: Env, domain: str
+) -> None:
+    """docs/whois.md: an operator-configured server is named by the TLD it serves, on success
+    as on failure (port 43 from ASSETGATE_WHOIS_SERVERS, RDAP from ASSETGATE_RDAP_BOOTSTRAP)."""
+    tld = domain.rsplit(".", 1)[1]
+    record = await get_json(client, domain, raw="1")
+    kind = "RDAP" if tld == "org" else "whois"
+    assert record["source"]["server"] == f"{kind} server for .{tld}"
+    text = (await client.get(TEXT, params={"domain": domain})).text
+    assert text.startswith(f"# {kind} server for .{tld} (registry, ")
+    # The answers' own content (an RDAP document's links) is the registry's; our naming is in
+    # the "#" line of each hop and in source.
+    marks = [line for line in (text + record["raw"]).splitlines() if line.startswith("# ")]
+    assert marks
+    for shown in (*marks, str(record["source"])):
+        assert "127.0.0.1" not in shown
+        assert env.registry.address not in shown
+        assert env.rdap.base not in shown
 
 
 async def test_raw_only_on_request(client: httpx.AsyncClient) -> None:
@@ -484,7 +507,7 @@ async def test_rdap_registry_and_registrar(client: httpx.AsyncClient, env: Env) 
     assert env.registry.queries == []
     assert record["source"] == {
         "protocol": "rdap",
-        "server": f"{env.rdap.base}/rdap/",
+        "server": "RDAP server for .org",
         "hops": 2,
         "fetched_at": record["source"]["fetched_at"],
         "cached": False,
@@ -516,11 +539,12 @@ async def test_rdap_registry_and_registrar(client: httpx.AsyncClient, env: Env) 
 async def test_rdap_rendered_as_text(client: httpx.AsyncClient, env: Env) -> None:
     response = await client.get(TEXT, params={"domain": "example.org"})
     text = response.text
-    assert text.startswith(f"# {env.rdap.base}/rdap/domain/example.org (registry, RDAP)\n")
+    # the bootstrap file is the operator's: its server is named by the TLD, not its address
+    assert text.startswith("# RDAP server for .org (registry, RDAP)\n")
     assert "Domain Name: EXAMPLE.ORG\n" in text
     assert "Registration: 1995-04-30T04:00:00Z\n" in text
     assert "Registrar: Example Registrar, LLC\n" in text
-    assert f"# {env.rdap.base}/registrar/domain/example.org (referral 1, RDAP)\n" in text
+    assert "# RDAP server for .org (referral 1, RDAP)\n" in text
     assert "Tech Phone: +41.220000000\n" in text
     assert "{" not in text
 
