@@ -70,8 +70,11 @@ _PLACEHOLDER: Final = re.compile(
     )\W*$""",
     re.IGNORECASE | re.VERBOSE,
 )
-_KEY_VALUE: Final = re.compile(r"^\s*([^\s:%#>][^:]{0,80}?)\s*:(?:\s+(.*?)|\s*)$")
+# "Key: value", and "Key:value" as older Afilias/CentralNic answers write it.
+_KEY_VALUE: Final = re.compile(r"^\s*([^\s:%#>][^:]{0,80}?)\s*:\s*(.*?)\s*$")
 _IP_TAIL: Final = re.compile(r"[\s\[(,]")
+# A registry handle after a registrar's name; the name is the field, the handle stays in raw.
+_HANDLE_SUFFIX: Final = re.compile(r"\s*\((?=[A-Z0-9-]*\d)[A-Z0-9]+(?:-[A-Z0-9]+)+\)$")
 _BRACKETED: Final = re.compile(r"\(\s*([A-Za-z]+)\s*\)$")
 
 
@@ -215,6 +218,8 @@ class Builder:
         text = clean(value)
         if text is None or (name == "iana_id" and not text.isdigit()):
             return  # "not applicable" is no IANA id
+        if name == "name":
+            text = _HANDLE_SUFFIX.sub("", text) or text  # "MarkMonitor, Inc. (R22-LRCC)"
         if name not in self.registrar and not is_placeholder(text):
             self.registrar[name] = text
 
