@@ -655,3 +655,50 @@ def test_a_leading_house_number_is_street(
 ) -> None:
     address = split_address(lines)
     assert (tuple(address.street), address.postal_code, address.city) == (street, code, city)
+
+
+@pytest.mark.parametrize(
+    ("lines", "expected"),
+    [
+        (  # CZ.NIC: street, city, code, state, country
+            ["1600 Example Parkway", "Mountain View", "94043", "CA", "US"],
+            (("1600 Example Parkway",), "94043", "Mountain View", ("CA", "US")),
+        ),
+        (  # AFNIC: the last postal-shaped line, not the house number before it
+            ["Example Corp", "10400 Overland Rd.", "PMB 155", "83709 Boise"],
+            (("Example Corp", "10400 Overland Rd.", "PMB 155"), "83709", "Boise", ()),
+        ),
+        (  # Traficom: the code alone, the city on the next line
+            ["Domain Administrator", "Mannerheimintie 12 B", "00100", "HELSINKI"],
+            (("Domain Administrator", "Mannerheimintie 12 B"), "00100", "HELSINKI", ()),
+        ),
+        (
+            ["Voorbeeldlaan 5", "1011 AB", "Amsterdam", "Netherlands"],
+            (("Voorbeeldlaan 5",), "1011 AB", "Amsterdam", ("Netherlands",)),
+        ),
+    ],
+)
+def test_postal_line_is_the_last_one_shaped_like_it(
+    lines: list[str], expected: tuple[tuple[str, ...], str, str, tuple[str, ...]]
+) -> None:
+    address = split_address(lines)
+    got = (tuple(address.street), address.postal_code, address.city, tuple(address.after))
+    assert got == expected
+
+
+def test_key_value_without_a_space_after_the_colon() -> None:
+    text = (
+        "Domain ID:D1234-LRCC\nDomain Name:EXAMPLE.BZ\nCreated On:12-Feb-2006 18:08:52 UTC\n"
+        "Expiration Date:12-Feb-2027 18:08:52 UTC\nSponsoring Registrar:Example Registrar, Inc. "
+        "(R22-LRCC)\nStatus:CLIENT TRANSFER PROHIBITED\nRegistrant Name:Jane Example\n"
+        "Name Server:NS1.EXAMPLE.NET\nName Server:\n"
+    )
+    parsed = parse_whois(text, "bz")
+    assert parsed.domain == "example.bz"
+    assert (parsed.dates.created, parsed.dates.expires) == (
+        "2006-02-12T18:08:52Z",
+        "2027-02-12T18:08:52Z",
+    )
+    assert parsed.registrar.name == "Example Registrar, Inc."  # the handle stays in raw
+    assert parsed.status == ("clientTransferProhibited",)
+    assert (parsed.registrant.name, parsed.name_servers) == ("Jane Example", ("ns1.example.net",))
