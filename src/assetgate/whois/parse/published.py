@@ -43,4 +43,10 @@ PUBLISHED: Final[dict[str, tuple[str, ...]]] = {
     "pl": ("registrar", *_DATES, "name_servers", "dnssec"),
     "fi": ("registrar", *_DATES, "name_servers", "status", "dnssec", "registrant.name",
            "registrant.postal_code", "registrant.city", "registrant.country"),
+    "ua": ("registrar", *_DATES, "name_servers", "status"),
+    "ve": (*_DATES, "name_servers", "status", "registrant.name"),
+    "il": ("registrar", "dates.created", "dates.updated", "name_servers", "status",
+           "registrant.name"),
+    "sk": ("registrar", *_DATES, "name_servers", "status"),
+    "dk": ("dates.created", "dates.expires", "name_servers", "status", "registrant.name"),
 }  # fmt: skip
