@@ -702,3 +702,24 @@ def test_key_value_without_a_space_after_the_colon() -> None:
     assert parsed.registrar.name == "Example Registrar, Inc."  # the handle stays in raw
     assert parsed.status == ("clientTransferProhibited",)
     assert (parsed.registrant.name, parsed.name_servers) == ("Jane Example", ("ns1.example.net",))
+
+
+@pytest.mark.parametrize(
+    ("line", "name", "url"),
+    [
+        (
+            "Example Ltd (https://www.registrar.example.gg)",
+            "Example Ltd",
+            "https://www.registrar.example.gg",
+        ),
+        ("Example Ltd (www.registrar.example.gg)", "Example Ltd", "www.registrar.example.gg"),
+        ("Example Ltd (registrar.example.gg/)", "Example Ltd", "registrar.example.gg/"),
+        ("Example Ltd (Jersey)", "Example Ltd (Jersey)", None),
+    ],
+)
+def test_island_registrar_url_in_brackets(line: str, name: str, url: str | None) -> None:
+    text = sample("island_gg_epp.txt").replace(
+        "Example Channel Registrar Ltd (https://www.registrar.example.gg)", line
+    )
+    registrar = parse_whois(text, "gg").registrar
+    assert (registrar.name, registrar.url) == (name, url)

@@ -57,7 +57,11 @@ RELEVANT_DATES: Final = (
     ("renewal date", "expires"),
     ("last updated", "updated"),
 )
-_URL_IN_PARENS: Final = re.compile(r"^(.*?)\s*\((https?://[^)\s]+|www\.[^)\s]+)\)\s*$")
+# "Name (https://…)", "Name (www.…)" and "Name (registrar.example)": a host name, not words.
+_URL_IN_PARENS: Final = re.compile(
+    r"^(.*?)\s*\((https?://[^)\s]+|www\.[^)\s]+|[a-z0-9-]+(?:\.[a-z0-9-]+)+/?)\)\s*$",
+    re.IGNORECASE,
+)
 _EMAIL: Final = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _PHONE: Final = re.compile(r"^\+?[\d .()-]{6,}$")
 # The registrant's sentence in .be / .nl answers: the data exists but is not shown here.
