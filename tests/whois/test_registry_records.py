@@ -7,9 +7,11 @@ neighbour's value; where the registry gives a handle and a name, the record hold
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from assetgate.whois.parse import parse_whois
+from assetgate.whois.parse import PARSERS, parse_whois
 from assetgate.whois.parse.blocks import split_address
 from assetgate.whois.record import Contact, Dates, Parsed, Registrar
 from tests.whois.conftest import sample
@@ -723,3 +725,19 @@ def test_island_registrar_url_in_brackets(line: str, name: str, url: str | None)
     )
     registrar = parse_whois(text, "gg").registrar
     assert (registrar.name, registrar.url) == (name, url)
+
+
+HOSTILE_TEXTS = [":", "::\n:\n", "Domain:\n:\n   x\n", "% Registrar:\n:", "Titular:\n", "- \n"]
+
+
+@pytest.mark.parametrize("name", sorted(PARSERS))
+def test_no_parser_raises_on_garbled_answers(name: str) -> None:
+    """A line of only ':' once made the sectioned and EURid parsers raise IndexError (a 500)."""
+    rnd = random.Random(name)
+    alphabet = ":.\n %-()\tTitular: Registrar:\nnic-hdl: x\nHostname: a\n% Registrar:\n- 0aZ@"
+    texts = HOSTILE_TEXTS + [
+        "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 300))) for _ in range(300)
+    ]
+    for text in texts:
+        PARSERS[name](text)  # must not raise
+        assert parse_whois(text, None).registered in (None, True, False)

@@ -73,6 +73,8 @@ def sections(text: str, *, flush: bool = False) -> list[Section]:
         if out and header_indent >= 0 and (indent > header_indent or flush):
             out[-1].lines.append(stripped)
         elif stripped.endswith(":") and ": " not in stripped:
+            if not norm_key(stripped[:-1]):
+                continue  # a line of colons names no section (and must not be a key-less one)
             out.append(Section(norm_key(stripped[:-1]), []))
             header_indent = indent
         else:
