@@ -338,9 +338,10 @@ def score_answer(parsed: Parsed, expects: list[Expect]) -> Score:
         elif e.method == "nameservers" and e.attr == "name" and isinstance(e.value, str):
             score.check(f"ns {e.value}", e.value.casefold().rstrip(".") in ours_ns,
                         parsed.name_servers)  # fmt: skip
-    name = registrar.get("name") or registrar.get("organization")
-    if isinstance(name, str):
-        score.check("registrar", _norm(parsed.registrar.name) == _norm(name), parsed.registrar.name)
+    # whois-parser's registrar "name" is sometimes the handle and "organization" the name
+    names = {_norm(v) for k, v in registrar.items() if k != "url" and isinstance(v, str)}
+    if names:
+        score.check("registrar", _norm(parsed.registrar.name) in names, parsed.registrar.name)
     if isinstance(registrar.get("url"), str):
         score.check("registrar url", _norm(parsed.registrar.url) == _norm(registrar["url"]),
                     parsed.registrar.url)  # fmt: skip

@@ -24,6 +24,7 @@ from assetgate.whois.parse.icann import parse_icann
 from assetgate.whois.parse.isocil import parse_isocil
 from assetgate.whois.parse.jprs import parse_jprs
 from assetgate.whois.parse.nask import parse_nask
+from assetgate.whois.parse.nicit import parse_nicit
 from assetgate.whois.parse.nicve import parse_nicve
 from assetgate.whois.parse.nominet import parse_nominet
 from assetgate.whois.parse.norid import parse_norid
@@ -65,6 +66,7 @@ PARSERS: Final[dict[str, Parser]] = {
     "sknic": parse_sknic,
     "punktum": parse_punktum,
     "iis": parse_iis,
+    "nicit": parse_nicit,
 }
 FORMAT_BY_TLD: Final = {
     "jp": "jprs",
@@ -88,6 +90,7 @@ FORMAT_BY_TLD: Final = {
     "il": "isocil",
     "sk": "sknic",
     "dk": "punktum",
+    "it": "nicit",
     **dict.fromkeys(("fr", "re", "pm", "tf", "wf", "yt", "ru", "su", "cz", "ee"), "rpsl"),
     **dict.fromkeys(("is", "ar"), "rpsl"),
     **dict.fromkeys(("nu", "se"), "iis"),

@@ -49,4 +49,5 @@ PUBLISHED: Final[dict[str, tuple[str, ...]]] = {
            "registrant.name"),
     "sk": ("registrar", *_DATES, "name_servers", "status"),
     "dk": ("dates.created", "dates.expires", "name_servers", "status", "registrant.name"),
+    "it": ("registrar", *_DATES, "name_servers", "status", "dnssec"),
 }  # fmt: skip
