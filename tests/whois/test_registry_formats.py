@@ -127,7 +127,8 @@ def test_dnssec_wording_is_normalised(wording: str, value: str | None) -> None:
      ("no", "norid"), ("ie", "iedr"), ("ir", "irnic"), ("pl", "nask"), ("is", "rpsl"),
      ("ar", "rpsl"), ("nu", "iis"), ("se", "iis"), ("ua", "uaepp"), ("ve", "nicve"),
      ("il", "isocil"),
-     ("sk", "sknic"), ("dk", "punktum"), ("it", "nicit"), ("cn", "icann"), ("fi", "dotted")],
+     ("sk", "sknic"), ("dk", "punktum"), ("it", "nicit"), ("ch", "switch"),
+     ("cn", "icann"), ("fi", "dotted")],
 )  # fmt: skip
 def test_registry_formats_chosen_by_tld(tld: str, name: str) -> None:
     assert format_for(tld, "") == name

@@ -653,6 +653,54 @@ RECORDS = [
             referral=None,
         ),
     ),
+    pytest.param(
+        "switch_ch.txt",
+        "ch",
+        Parsed(
+            registered=True,
+            domain="beispiel.ch",
+            registrar=Registrar(
+                name="Beispiel Registrar AG",
+                iana_id=None,
+                url=None,
+                abuse_email=None,
+                abuse_phone=None,
+                whois_server=None,
+            ),
+            dates=Dates(created="2000-01-31T00:00:00Z", updated=None, expires=None),
+            status=(),
+            name_servers=("ns1.beispiel.ch", "ns2.example.net"),
+            dnssec="signed",
+            registrant=Contact(
+                name="Anna Beispiel",
+                organization="Beispiel AG",
+                email=None,
+                phone=None,
+                street=("Bahnhofstrasse 1",),
+                city="Zürich",
+                state=None,
+                postal_code="CH-8001",
+                country="Switzerland",
+                redacted=False,
+            ),
+            contacts={
+                "tech": Contact(
+                    name="Hosting Support",
+                    organization=None,
+                    email=None,
+                    phone=None,
+                    street=("Seestrasse 10",),
+                    city="Luzern",
+                    state=None,
+                    postal_code="CH-6004",
+                    country="Switzerland",
+                    redacted=False,
+                )
+            },
+            warnings=(),
+            referral=None,
+        ),
+    ),
 ]
 
 
@@ -805,3 +853,14 @@ def test_no_parser_raises_on_garbled_answers(name: str) -> None:
     for text in texts:
         PARSERS[name](text)  # must not raise
         assert parse_whois(text, None).registered in (None, True, False)
+
+
+def test_switch_not_found_and_chinese_postal_code() -> None:
+    text = "whois: This information is subject to an Acceptable Use Policy.\n\n"
+    text += "We do not have an entry in our database matching your query.\n"
+    assert parse_whois(text, "ch").registered is False
+    holder = "Holder of domain name:\nLi Example\nRoom 2, Example Road\nCN-410000 Changsha\nChina\n"
+    parsed = parse_whois("Domain name:\nli-example.ch\n\n" + holder, "ch")
+    holder_found = (parsed.registrant.name, parsed.registrant.street[0])
+    assert holder_found == ("Li Example", "Room 2, Example Road")
+    assert (parsed.registrant.postal_code, parsed.registrant.city) == ("CN-410000", "Changsha")

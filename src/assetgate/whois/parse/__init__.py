@@ -34,6 +34,7 @@ from assetgate.whois.parse.registrobr import parse_registrobr
 from assetgate.whois.parse.rpsl import parse_iedr, parse_iis, parse_irnic, parse_rpsl
 from assetgate.whois.parse.sectioned import parse_sectioned
 from assetgate.whois.parse.sknic import parse_sknic
+from assetgate.whois.parse.switch import parse_switch
 from assetgate.whois.parse.uaepp import parse_uaepp
 from assetgate.whois.record import (
     RATE_LIMITED_UPSTREAM,
@@ -67,6 +68,7 @@ PARSERS: Final[dict[str, Parser]] = {
     "punktum": parse_punktum,
     "iis": parse_iis,
     "nicit": parse_nicit,
+    "switch": parse_switch,
 }
 FORMAT_BY_TLD: Final = {
     "jp": "jprs",
@@ -91,6 +93,8 @@ FORMAT_BY_TLD: Final = {
     "sk": "sknic",
     "dk": "punktum",
     "it": "nicit",
+    "ch": "switch",
+    "li": "switch",
     **dict.fromkeys(("fr", "re", "pm", "tf", "wf", "yt", "ru", "su", "cz", "ee"), "rpsl"),
     **dict.fromkeys(("is", "ar"), "rpsl"),
     **dict.fromkeys(("nu", "se"), "iis"),

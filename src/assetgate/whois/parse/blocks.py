@@ -24,9 +24,9 @@ HANDLE_KEYS: Final = (
     "nic-hdl", "nic-hdl-br", "contact", "handle", "norid handle", "registrar handle"
 )  # fmt: skip
 _PAIR: Final = re.compile(r"^([^:]{1,60}?)\s*(?:\.{2,}\s*)?:(?:\s+(.*?)|\s*)$")
-_POSTAL: Final = re.compile(r"^(?:[A-Z]{1,3}-)?\d{3,5}(?:[ -]?[A-Z\d]{2,3})?$")
+_POSTAL: Final = re.compile(r"^(?:[A-Z]{1,3}-)?\d{3,6}(?:[ -]?[A-Z\d]{2,3})?$")
 _CODE: Final = re.compile(r"^[A-Z]{2,3}$")  # a state or country code, not a city
-_POSTAL_CITY: Final = re.compile(r"^((?:[A-Z]{1,3}-)?\d{3,5}(?:[ -]?[A-Z]{2})?)\s+(\D.*)$")
+_POSTAL_CITY: Final = re.compile(r"^((?:[A-Z]{1,3}-)?\d{3,6}(?:[ -]?[A-Z]{2})?)\s+(\D.*)$")
 
 
 def norm_key(key: str) -> str:

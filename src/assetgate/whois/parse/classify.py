@@ -24,6 +24,7 @@ _NOT_FOUND: Final = re.compile(
       | no\s+data\s+was\s+found | not\s+registered\s+- | domain\s+status:\s*available\s*$
       | domain\s+"[^"]+"\s+not\s+found | .*\bdomain\s+name\s+not\s+known\b
       | .*\bis\s+not\s+a\s+registered\b
+      | we\s+do\s+not\s+have\s+an\s+entry\b
     )""",
     re.IGNORECASE | re.MULTILINE | re.VERBOSE,
 )

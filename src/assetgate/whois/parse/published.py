@@ -50,4 +50,6 @@ PUBLISHED: Final[dict[str, tuple[str, ...]]] = {
     "sk": ("registrar", *_DATES, "name_servers", "status"),
     "dk": ("dates.created", "dates.expires", "name_servers", "status", "registrant.name"),
     "it": ("registrar", *_DATES, "name_servers", "status", "dnssec"),
+    "ch": ("name_servers", "dnssec"),
+    "li": ("name_servers", "dnssec"),
 }  # fmt: skip
