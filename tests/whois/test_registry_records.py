@@ -864,3 +864,12 @@ def test_switch_not_found_and_chinese_postal_code() -> None:
     holder_found = (parsed.registrant.name, parsed.registrant.street[0])
     assert holder_found == ("Li Example", "Room 2, Example Road")
     assert (parsed.registrant.postal_code, parsed.registrant.city) == ("CN-410000", "Changsha")
+
+
+def test_not_found_above_terms_that_mention_excessive_queries() -> None:
+    text = (
+        "Domain Name: sample-free.gg\nDomain Status: Available\n\n"
+        "You may not: (a) republish any or all of this notice; or\n(d) make excessive queries.\n"
+    )
+    parsed = parse_whois(text, "gg")
+    assert (parsed.registered, parsed.warnings) == (False, ())

@@ -48,10 +48,12 @@ _UNSUPPORTED: Final = re.compile(
 
 def classify(text: str) -> Verdict | None:
     """What a data-less answer means; ``None`` when it is none of the known non-answers."""
-    if _RATE_LIMITED.search(text):
-        return "rate_limited"
+    # "Not found" first: terms of use printed under every answer mention "excessive queries"
+    # (Island Networks), and an unregistered name must not become a rate-limit error.
     if _NOT_FOUND.search(text):
         return "not_found"
+    if _RATE_LIMITED.search(text):
+        return "rate_limited"
     if _UNSUPPORTED.search(text):
         return "unsupported"
     return None
