@@ -873,3 +873,37 @@ def test_not_found_above_terms_that_mention_excessive_queries() -> None:
     )
     parsed = parse_whois(text, "gg")
     assert (parsed.registered, parsed.warnings) == (False, ())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Domain Name: free-name.cx\nDomain Status: No Object Found\n",
+        "%ERROR: no entries found\n",
+        '% Object "free-name.cat" NOT FOUND.\n',
+        '"free-name.se" not found.\n',
+        'No domain records were found to match "free-name.coop"\n',
+        "Domain free-name.ci not found\n",
+        "No records matching free-name.ax found.\n",
+        "query_status: 220 Available\n",
+        "% Unfortunately, No Results Were Found\n",
+        "The domain free-name.fj was not found!\n",
+        "%error 230 No Objects Found\n",
+        "FREE-NAME.CO.CA is available.\n",
+        "Domain free-name.tm is available for purchase\n",
+        "free-name.cl: no existe\n",
+        "Nincs találat / No match\n",
+        "Domain name free-name.bg does not exist in database!\n",
+        "The domain has not been registered.\n",
+        'Status: AVAILABLE (No match for domain "free-name.sx")\n',
+    ],
+)
+def test_not_found_wordings(text: str) -> None:
+    assert parse_whois(text, None).registered is False
+
+
+def test_a_throttled_answer_that_also_says_no_entries_is_rate_limited() -> None:
+    text = "%% RL Net [##########] - RL IP [..........]\n%% Too many requests...\n\n"
+    text += "%% No entries found in the Database.\n"
+    parsed = parse_whois(text, "fr")
+    assert (parsed.registered, parsed.warnings) == (None, ("rate_limited_upstream",))
