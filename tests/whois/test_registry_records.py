@@ -907,3 +907,22 @@ def test_a_throttled_answer_that_also_says_no_entries_is_rate_limited() -> None:
     text += "%% No entries found in the Database.\n"
     parsed = parse_whois(text, "fr")
     assert (parsed.registered, parsed.warnings) == (None, ("rate_limited_upstream",))
+
+
+def test_rpsl_contact_object_without_nic_hdl_key_and_explicit_city() -> None:
+    """``registrant: HANDLE`` plus a ``contact: HANDLE`` object: the handle is never the name."""
+    text = (
+        "domain:       daemi.fo\nregistrant:   ID001234\nstatus:       paid and in zone\n"
+        "registered:   03.06.2010 03:34:05\nexpire:       03.01.2027\n\n"
+        "contact:      ID001234\norg:          Daemi Sp/f\nstreet:       Vegur 1\n"
+        "city:         Torshavn\npostal code:  110\ncountry:      FO\n\n"
+        "nserver:      ns1.daemi.fo\n"
+    )
+    registrant = parse_whois(text, "fo").registrant
+    assert (registrant.name, registrant.organization) == (None, "Daemi Sp/f")
+    assert (registrant.street, registrant.city, registrant.postal_code, registrant.country) == (
+        ("Vegur 1",),
+        "Torshavn",
+        "110",
+        "FO",
+    )

@@ -107,7 +107,7 @@ _SNIFF: Final = (
     ("uaepp", re.compile(r"^source:\s+UAEPP\s*$", re.MULTILINE)),
     ("dotted", re.compile(r"^[A-Za-z][\w ]*\.{4,}\s*:", re.MULTILINE)),
     ("nominet", re.compile(r"^\s+Domain name:\s*\n\s+\S", re.MULTILINE)),
-    ("rpsl", re.compile(r"^(?:nic-hdl|nic-hdl-br|holder-c|nsset|ns-list):", re.MULTILINE)),
+    ("rpsl", re.compile(r"^(?:nic-hdl|nic-hdl-br|holder-c|nsset|ns-list|contact):", re.MULTILINE)),
 )
 
 

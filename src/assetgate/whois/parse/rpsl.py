@@ -45,6 +45,12 @@ CONTACT_KEYS: Final = {
     "organization": "organization",
     "organisation": "organization",
     "address": "street",
+    "street": "street",
+    "city": "city",
+    "postal code": "postal_code",
+    "postal-code": "postal_code",
+    "zip": "postal_code",
+    "state": "state",
     "country": "country",
     "phone": "phone",
     "e-mail": "email",
@@ -176,10 +182,12 @@ def parse_blocks(blocks: Sequence[Block]) -> Builder:
 def apply_contact_block(builder: Builder, role: str, block: Block) -> None:
     contact = builder.contact(role)
     organisation = any(k == "type" and v.upper().startswith("ORG") for k, v in block)
-    # Street lines stay as published; the code, city and country are read from them too.
+    # Street lines stay as published; the code, city and country are read from them too,
+    # unless the object gives them as fields of their own.
     address = split_address(v for k, v in block if k == "address")
-    contact.set("postal_code", address.postal_code)
-    contact.set("city", address.city)
+    if not any(CONTACT_KEYS.get(k) in ("postal_code", "city") for k, _ in block):
+        contact.set("postal_code", address.postal_code)
+        contact.set("city", address.city)
     if address.after and not any(k == "country" for k, _ in block):
         contact.set("country", address.after[-1])
     for position, (key, value) in enumerate(block):
