@@ -27,11 +27,12 @@ def parse_isocil(text: str) -> Builder:
     builder = Builder()
     blocks = split_blocks(text)
     contacts = [b for b in blocks if any(k == "nic-hdl" for k, _ in b)]
+    contact_ids = {id(b) for b in contacts}  # by identity: list equality is quadratic here
     index = handle_index(contacts)
     descr: list[str] = []
     changes: list[str] = []
     for block in blocks:
-        if block in contacts:
+        if id(block) in contact_ids:
             continue
         for key, value in block:
             if key == "domain":
