@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/whois.py              # about a minute on 2 cores
     .venv/bin/python bench/whois.py --markdown   # also print the README table
+    .venv/bin/python bench/whois.py --corpus DIR # parser accuracy on real answers (3. below)
 
 Everything runs on loopback, started by this script, and every ratio has its reference measured
 in the same run:
@@ -18,6 +19,20 @@ in the same run:
 2. Cached lookups per second. ``wrk`` (one thread, 16 connections) on a cached
    ``/api/whois/json`` against ``/healthz`` on the same server: the ratio is how much of the bare
    HTTP request rate a cached lookup keeps (rate-limit accounting, validation, cache, JSON).
+
+3. Parser accuracy on real answers (``--corpus DIR``, no server started): every ``<name>.txt``
+   under ``DIR/<whois server>/<tld>/`` with a ``<name>.expected`` beside it (the layout of the
+   MIT-licensed fixtures of the Ruby ``whois-parser`` project, ``spec/fixtures/responses``,
+   fetched by whoever runs this and never copied into this repository) is decoded with the
+   registry's charset, parsed as a registry answer for that TLD, and compared with the expected
+   values: registered or not, domain, the three dates (same instant, or the same wall-clock time
+   when the registry states no zone), EPP statuses, each name server, registrar name and URL,
+   and name/organisation/address/city/postal code/state/country/phone/e-mail of the first
+   registrant, admin and technical contact; strings compared case-insensitively with spaces
+   collapsed. Only expected values that are not ``nil`` count; a value we give where
+   whois-parser has ``nil`` is counted apart (often a value its parser does not read, sometimes
+   one we invented). Prints the share of values right per whois server (``--show SERVER``
+   lists the misses). Results in docs/whois.md.
 """
 
 from __future__ import annotations
@@ -26,17 +41,25 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
+from typing import Final
 
 import httpx
 
 import loadgen
+from assetgate.whois.charset import decode
+from assetgate.whois.parse import parse_whois
+from assetgate.whois.record import Parsed
+from assetgate.whois.servers import BUILTIN
 
 REGISTRAR = "whois.registrar.bench"
 JPRS = """Domain Information: [ドメイン情報]
@@ -171,13 +194,236 @@ def cold_overhead(client: httpx.Client, whois_port: int, tld: str, rounds: int) 
     }
 
 
+# --- accuracy on real answers: a corpus of answers with expected values ---------------------
+#
+# The layout is the one of the Ruby whois-parser project's fixtures (MIT licence), fetched by
+# whoever runs this, never shipped here: ``<server>/<tld dir>/…/<name>.txt`` is an answer and
+# ``<name>.expected`` beside it lists what a parser must find, one ``#method`` heading and
+# ``%s[.attr] == <Ruby literal>`` / ``%s %TIME{…}`` lines under it.
+
+_RUBY_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_RUBY_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "#": "#", "'": "'"}
+_EXPECT = re.compile(r"^\s+%s(?:\[(\d+)\])?(?:\.(\w+))?\s+(==\s*(.*)|%TIME\{(.*)\})\s*$")
+_ZONE_WORDS = {"UTC": "+00:00", "GMT": "+00:00", "WAT": "+01:00", "EAT": "+03:00",
+               "JST": "+09:00", "PDT": "-07:00"}  # fmt: skip
+CONTACT_METHODS: Final = {
+    "registrant_contacts": "registrant",
+    "admin_contacts": "admin",
+    "technical_contacts": "tech",
+}
+CONTACT_ATTRS: Final = {
+    "name": "name", "organization": "organization", "address": "street", "city": "city",
+    "zip": "postal_code", "state": "state", "country": "country", "phone": "phone",
+    "email": "email",
+}  # fmt: skip
+_ABSENT = object()  # a literal this reader does not evaluate (constants, numbers)
+
+
+@dataclass(frozen=True)
+class Expect:
+    method: str
+    index: int | None
+    attr: str | None
+    value: object  # str, bool, None, list[str], datetime, ("sym", name) or _ABSENT
+
+
+def ruby_literal(text: str) -> object:
+    text = text.strip()
+    if text == "nil":
+        return None
+    if text in ("true", "false"):
+        return text == "true"
+    if text.startswith(":"):
+        return ("sym", text[1:])
+    if text.startswith("["):
+        return [_unescape(m[1]) for m in _RUBY_STRING.finditer(text)]
+    match = _RUBY_STRING.fullmatch(text)
+    return _unescape(match[1]) if match else _ABSENT
+
+
+def _unescape(body: str) -> str:
+    return re.sub(r"\\(.)", lambda m: _RUBY_ESCAPES.get(m[1], m[1]), body)
+
+
+def ruby_time(text: str) -> datetime | None:
+    text = text.strip()
+    for word, offset in _ZONE_WORDS.items():
+        if text.endswith(" " + word):
+            text = text[: -len(word) - 1] + offset
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def read_expected(path: Path) -> list[Expect]:
+    out: list[Expect] = []
+    method = ""
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        if line.startswith("#"):
+            method = line[1:].strip()
+            continue
+        match = _EXPECT.match(line)
+        if match is None or not method:
+            continue
+        index = int(match[1]) if match[1] is not None else None
+        if match[5] is not None:
+            value: object = ruby_time(match[5])
+            if value is None:
+                continue
+        else:
+            value = ruby_literal(match[4])
+        if value is not _ABSENT:
+            out.append(Expect(method, index, match[2], value))
+    return out
+
+
+def _norm(value: object) -> str:
+    return " ".join(str(value).replace("\n", " ").split()).casefold()
+
+
+def _same_time(ours: str | None, theirs: datetime) -> bool:
+    """Same instant, or same wall-clock time (the answer states no zone: whois-parser gives
+    it the registry's local zone, we take UTC as docs/whois.md says)."""
+    if ours is None:
+        return False
+    mine = datetime.fromisoformat(ours.replace("Z", "+00:00"))
+    if theirs.tzinfo is None:
+        return mine.replace(tzinfo=None) == theirs
+    return mine == theirs or mine.replace(tzinfo=None) == theirs.replace(tzinfo=None)
+
+
+@dataclass
+class Score:
+    right: int = 0
+    total: int = 0
+    invented: int = 0  # a value where the answer has none (whois-parser says nil)
+    wrong: list[str] = field(default_factory=list)
+
+    def check(self, what: str, ok: bool, detail: object = None) -> None:
+        self.total += 1
+        self.right += ok
+        if not ok:
+            self.wrong.append(f"{what}: got {detail!r}")
+
+
+def score_answer(parsed: Parsed, expects: list[Expect]) -> Score:
+    """Right values among the non-null expected ones; nulls only count as inventions."""
+    score = Score()
+    ours_ns = {ns.casefold() for ns in parsed.name_servers}
+    ours_status = {_norm(s).replace(" ", "") for s in parsed.status}
+    contact_values: dict[tuple[str, str], object] = {}
+    registrar: dict[str, object] = {}
+    for e in expects:
+        if e.method in CONTACT_METHODS and e.index == 0 and e.attr in CONTACT_ATTRS:
+            contact_values[(CONTACT_METHODS[e.method], e.attr)] = e.value
+        elif e.method == "registrar" and e.attr in ("name", "organization", "url"):
+            registrar[e.attr] = e.value
+        elif e.method == "registered?" and isinstance(e.value, bool):
+            score.check("registered", parsed.registered is e.value, parsed.registered)
+        elif e.method == "domain" and isinstance(e.value, str):
+            score.check("domain", _norm(parsed.domain) == _norm(e.value), parsed.domain)
+        elif e.method == "status" and isinstance(e.value, list):
+            for status in e.value:
+                score.check(f"status {status}", _norm(status).replace(" ", "") in ours_status,
+                            parsed.status)  # fmt: skip
+        elif e.method in ("created_on", "updated_on", "expires_on"):
+            ours = getattr(parsed.dates, {"created_on": "created", "updated_on": "updated",
+                                          "expires_on": "expires"}[e.method])  # fmt: skip
+            if isinstance(e.value, datetime):
+                score.check(e.method, _same_time(ours, e.value), ours)
+            elif e.value is None and ours is not None:
+                score.invented += 1
+                score.wrong.append(f"{e.method}: invented {ours!r}")
+        elif e.method == "nameservers" and e.attr == "name" and isinstance(e.value, str):
+            score.check(f"ns {e.value}", e.value.casefold().rstrip(".") in ours_ns,
+                        parsed.name_servers)  # fmt: skip
+    # whois-parser's registrar "name" is sometimes the handle and "organization" the name
+    names = {_norm(v) for k, v in registrar.items() if k != "url" and isinstance(v, str)}
+    if names:
+        score.check("registrar", _norm(parsed.registrar.name) in names, parsed.registrar.name)
+    if isinstance(registrar.get("url"), str):
+        score.check("registrar url", _norm(parsed.registrar.url) == _norm(registrar["url"]),
+                    parsed.registrar.url)  # fmt: skip
+    _score_contacts(parsed, contact_values, score)
+    return score
+
+
+def _score_contacts(parsed: Parsed, values: dict[tuple[str, str], object], score: Score) -> None:
+    for (role, attr), value in values.items():
+        contact = parsed.registrant if role == "registrant" else parsed.contacts.get(role)
+        ours: object = None
+        if contact is not None:
+            ours = getattr(contact, CONTACT_ATTRS[attr])
+            if attr == "address":
+                ours = " ".join(contact.street) or None
+        if attr == "country":
+            code = values.get((role, "country_code"))
+            accepted = {_norm(v) for v in (value, code) if isinstance(v, str)}
+            if accepted:
+                score.check(f"{role}.country", _norm(ours) in accepted, ours)
+            elif ours is not None:
+                score.invented += 1
+            continue
+        if isinstance(value, str):
+            score.check(f"{role}.{attr}", _norm(ours) == _norm(value), ours)
+        elif value is None and ours not in (None, ""):
+            score.invented += 1
+            score.wrong.append(f"{role}.{attr}: invented {ours!r}")
+
+
+def corpus_accuracy(root: Path, *, show: str | None) -> int:
+    rows: dict[str, tuple[Score, int, int]] = {}
+    for answer_path in sorted(root.rglob("*.txt")):
+        expected_path = answer_path.with_suffix(".expected")
+        if not expected_path.exists():
+            continue
+        parts = answer_path.relative_to(root).parts
+        server = parts[0]
+        # <server>/<tld>/…: a registry's answer; <server>/<file>: a registrar's (no TLD rules)
+        tld = parts[1].rsplit(".", 1)[-1].lower() if len(parts) > 2 else None
+        builtin = BUILTIN.get(tld or "")
+        text, _ = decode(answer_path.read_bytes(), builtin.charsets if builtin else ())
+        score = score_answer(parse_whois(text, tld), read_expected(expected_path))
+        total, samples, perfect = rows.get(server, (Score(), 0, 0))
+        total.right += score.right
+        total.total += score.total
+        total.invented += score.invented
+        rows[server] = (total, samples + 1, perfect + (score.right == score.total))
+        if show and show in server and score.wrong:
+            print(f"{answer_path.relative_to(root)}: {'; '.join(score.wrong)}")
+    print(
+        "| whois server | values right | share | answers entirely right | given where it has nil |"
+    )
+    print("|---|---|---|---|---|")
+    right = total = perfect_all = samples_all = invented = 0
+    for server, (score, samples, perfect) in sorted(rows.items()):
+        if not score.total:
+            continue
+        share = 100 * score.right / score.total
+        print(f"| {server} | {score.right} / {score.total} | {share:.0f} % | "
+              f"{perfect} / {samples} | {score.invented} |")  # fmt: skip
+        right, total, invented = right + score.right, total + score.total, invented + score.invented
+        perfect_all, samples_all = perfect_all + perfect, samples_all + samples
+    share = 100 * right / max(total, 1)
+    print(f"| **all** | **{right} / {total}** | **{share:.1f} %** | "
+          f"**{perfect_all} / {samples_all}** | {invented} |")  # fmt: skip
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--serve-whois", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--rounds", type=int, default=300, help="cold lookups per scenario")
     parser.add_argument("--seconds", type=int, default=5, help="wrk duration per point")
     parser.add_argument("--markdown", action="store_true", help="print the README table")
+    parser.add_argument(
+        "--corpus", type=Path, help="score the parser on a directory of answers + expected values"
+    )
+    parser.add_argument("--show", help="with --corpus: print the misses of servers matching this")
     args = parser.parse_args()
+    if args.corpus:
+        return corpus_accuracy(args.corpus, show=args.show)
     if args.serve_whois:
         asyncio.run(serve_whois(args.serve_whois))
         return 0

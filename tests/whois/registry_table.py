@@ -86,7 +86,6 @@ CASES: Final = (
     Case("IRNIC .ir", "irnic_ir.txt", "ir", {
         "dates.updated": "2024-01-10T00:00:00Z", "dates.expires": "2026-02-21T00:00:00Z",
         "name_servers": _ns("ns1.example.ir", "ns2.example.ir"),
-        "registrant.name": "Example Trading Company",
         "registrant.organization": "Example Trading Company",
         "registrant.street": ("No. 12, Example Street, Tehran, Tehran, IR",),
         "registrant.city": "Tehran", "registrant.country": "IR",
@@ -115,7 +114,7 @@ CASES: Final = (
     Case("IIS .nu", "iis_nu.txt", "nu", {
         "registrar": "Exempel Registrar AB", "dates.created": "2005-06-02T00:00:00Z",
         "dates.updated": "2024-05-12T00:00:00Z", "dates.expires": "2026-06-02T00:00:00Z",
-        "status": ("active", "serverUpdateProhibited"),
+        "status": ("serverUpdateProhibited",),
         "name_servers": _ns("ns1.example.nu", "ns2.example.net"), "dnssec": "signed",
     }),
     Case("NASK .pl", "nask_pl.txt", "pl", {

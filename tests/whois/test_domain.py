@@ -105,6 +105,18 @@ def test_restricted_tlds_after_normalisation_are_403(raw: str) -> None:
     assert "restricted" in caught.value.message
 
 
+@pytest.mark.parametrize(
+    "raw",
+    ["example.edu..", "example.edu...", "example..edu", ".example.edu", "..", ".",
+     "example.edu。。", "example．edu．．", "example｡edu｡｡", "example.edu.。", "a.b..c"],
+)  # fmt: skip
+def test_empty_labels_are_400_before_the_restricted_check(raw: str) -> None:
+    with pytest.raises(AppError) as caught:
+        parse_domain(raw, restricted=RESTRICTED)
+    assert (caught.value.status, caught.value.param) == (400, "domain")
+    assert caught.value.message.startswith("domain: expected a domain name without empty labels")
+
+
 def test_only_the_last_label_is_the_tld() -> None:
     assert parse_domain("example.edu.au", restricted=RESTRICTED).tld == "au"
 

@@ -64,6 +64,52 @@ async def test_restricted_tld_is_403(client: httpx.AsyncClient, env: Env, path: 
     assert env.registry.queries == []
 
 
+# Every spelling of a restricted name (issue: "example.edu.." once normalised to an empty TLD and
+# went to the "*" server). Raw query strings, so the percent-encoding is exactly what is sent.
+RESTRICTED_SPELLINGS_403 = [
+    "example.edu", "EXAMPLE.EDU", "Example.Edu", "example.edu.", "EXAMPLE.EDU.",
+    "www.example.edu", "ｅｘａｍｐｌｅ．ｅｄｕ", "ｅｘａｍｐｌｅ．ｅｄｕ．", "example%E3%80%82edu",
+    "example%EF%BD%A1edu", "b%C3%BCcher.edu", "xn--bcher-kva.edu", "XN--BCHER-KVA.EDU.",
+    "example%2Eedu", "example%2eEDU%2E", "army.mil", "ARMY.MIL.", "%EF%BD%8D%EF%BD%89%EF%BD%8C",
+    "%D0%BF%D1%80%D0%B8%D0%BC%D0%B5%D1%80.%D1%80%D1%84", "xn--e1afmkfd.xn--p1ai",
+    "XN--E1AFMKFD.XN--P1AI.", "%D0%9F%D0%A0%D0%98%D0%9C%D0%95%D0%A0.%D0%A0%D0%A4",
+]  # fmt: skip
+RESTRICTED_SPELLINGS_400 = [
+    "example.edu..", "EXAMPLE.EDU..", "example.edu...", "example..edu", ".example.edu",
+    "example.edu%2E%2E", "example%2Eedu%2E%2E", "example.edu%E3%80%82%E3%80%82",
+    "example%EF%BC%8Eedu%EF%BC%8E%EF%BC%8E", "xn--bcher-kva.edu..", "xn--e1afmkfd.xn--p1ai..",
+    "%20example.edu", "example.edu%20", "example.edu+", "+example.edu", "example%20.edu",
+    "example.edu%09", "example.edu%0A", "example.edu%0D%0A", "example.edu%E3%80%80",
+    "example.edu%C2%A0", "example%252Eedu", "example.edu%252E", "example.edu%00", "..", ".",
+]  # fmt: skip
+
+
+async def test_every_spelling_of_a_restricted_tld_is_refused(env: Env) -> None:
+    async with env.client(whois_restricted_tlds=["edu", "mil", "рф"]) as client:
+        for path in (TEXT, JSON):
+            for spelling in RESTRICTED_SPELLINGS_403:
+                response = await client.get(f"{path}?domain={spelling}")
+                assert response.status_code == 403, spelling
+                assert response.json()["error"].startswith("whois of ."), spelling
+            for spelling in RESTRICTED_SPELLINGS_400:
+                response = await client.get(f"{path}?domain={spelling}")
+                assert response.status_code == 400, spelling
+                body = response.json()
+                assert body["error"].startswith("domain: expected "), spelling
+                assert body["code"] == 400
+    assert env.registry.queries == []
+    assert env.rdap.requests == []
+
+
+async def test_two_trailing_dots_are_400_naming_empty_labels(client: httpx.AsyncClient) -> None:
+    response = await client.get(JSON, params={"domain": "example.edu.."})
+    assert response.status_code == 400
+    assert response.json() == {
+        "error": "domain: expected a domain name without empty labels, got 'example.edu..'",
+        "code": 400,
+    }
+
+
 async def test_restricted_tlds_are_configurable(env: Env) -> None:
     async with env.client(whois_restricted_tlds=["edu", "mil", "DE"]) as client:
         assert (await client.get(JSON, params={"domain": "example.de"})).status_code == 403
@@ -269,11 +315,34 @@ async def test_text_marks_each_hop(client: httpx.AsyncClient, env: Env) -> None:
     assert response.headers["content-type"] == "text/plain; charset=utf-8"
     assert response.headers["x-content-type-options"] == "nosniff"
     text = response.text
-    registry_mark = f"# {env.registry.address} (registry, whois port 43)\n"
+    registry_mark = "# whois server for .com (registry, whois port 43)\n"
     registrar_mark = "# whois.registrar.test (referral 1, whois port 43)\n"
     assert text.startswith(registry_mark)
     assert text.index(registrar_mark) > text.index("   Domain Name: EXAMPLE.COM")
     assert "Registrant Organization: Example Holdings LLC" in text
+    assert env.registry.address not in text  # the operator's server, by the TLD it serves
+
+
+@pytest.mark.parametrize("domain", ["example.com", "example.org", "example.nl"])
+async def test_success_names_operator_servers_by_tld_not_address(
+    client: httpx.AsyncClient, env: Env, domain: str
+) -> None:
+    """docs/whois.md: an operator-configured server is named by the TLD it serves, on success
+    as on failure (port 43 from ASSETGATE_WHOIS_SERVERS, RDAP from ASSETGATE_RDAP_BOOTSTRAP)."""
+    tld = domain.rsplit(".", 1)[1]
+    record = await get_json(client, domain, raw="1")
+    kind = "RDAP" if tld == "org" else "whois"
+    assert record["source"]["server"] == f"{kind} server for .{tld}"
+    text = (await client.get(TEXT, params={"domain": domain})).text
+    assert text.startswith(f"# {kind} server for .{tld} (registry, ")
+    # The answers' own content (an RDAP document's links) is the registry's; our naming is in
+    # the "#" line of each hop and in source.
+    marks = [line for line in (text + record["raw"]).splitlines() if line.startswith("# ")]
+    assert marks
+    for shown in (*marks, str(record["source"])):
+        assert "127.0.0.1" not in shown
+        assert env.registry.address not in shown
+        assert env.rdap.base not in shown
 
 
 async def test_raw_only_on_request(client: httpx.AsyncClient) -> None:
@@ -438,7 +507,7 @@ async def test_rdap_registry_and_registrar(client: httpx.AsyncClient, env: Env) 
     assert env.registry.queries == []
     assert record["source"] == {
         "protocol": "rdap",
-        "server": f"{env.rdap.base}/rdap/",
+        "server": "RDAP server for .org",
         "hops": 2,
         "fetched_at": record["source"]["fetched_at"],
         "cached": False,
@@ -470,11 +539,12 @@ async def test_rdap_registry_and_registrar(client: httpx.AsyncClient, env: Env) 
 async def test_rdap_rendered_as_text(client: httpx.AsyncClient, env: Env) -> None:
     response = await client.get(TEXT, params={"domain": "example.org"})
     text = response.text
-    assert text.startswith(f"# {env.rdap.base}/rdap/domain/example.org (registry, RDAP)\n")
+    # the bootstrap file is the operator's: its server is named by the TLD, not its address
+    assert text.startswith("# RDAP server for .org (registry, RDAP)\n")
     assert "Domain Name: EXAMPLE.ORG\n" in text
     assert "Registration: 1995-04-30T04:00:00Z\n" in text
     assert "Registrar: Example Registrar, LLC\n" in text
-    assert f"# {env.rdap.base}/registrar/domain/example.org (referral 1, RDAP)\n" in text
+    assert "# RDAP server for .org (referral 1, RDAP)\n" in text
     assert "Tech Phone: +41.220000000\n" in text
     assert "{" not in text
 

@@ -125,7 +125,10 @@ def test_dnssec_wording_is_normalised(wording: str, value: str | None) -> None:
     ("tld", "name"),
     [("nl", "sectioned"), ("be", "sectioned"), ("gg", "sectioned"), ("tk", "sectioned"),
      ("no", "norid"), ("ie", "iedr"), ("ir", "irnic"), ("pl", "nask"), ("is", "rpsl"),
-     ("ar", "rpsl"), ("nu", "rpsl"), ("cn", "icann"), ("fi", "dotted")],
+     ("ar", "rpsl"), ("nu", "iis"), ("se", "iis"), ("ua", "uaepp"), ("ve", "nicve"),
+     ("il", "isocil"),
+     ("sk", "sknic"), ("dk", "punktum"), ("it", "nicit"), ("ch", "switch"),
+     ("cn", "icann"), ("fi", "dotted")],
 )  # fmt: skip
 def test_registry_formats_chosen_by_tld(tld: str, name: str) -> None:
     assert format_for(tld, "") == name

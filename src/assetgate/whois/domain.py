@@ -25,6 +25,9 @@ PARAM: Final = "domain"
 MAX_INPUT_CHARS: Final = 1024
 MAX_NAME_OCTETS: Final = 253  # RFC 1035 §2.3.4, without the root label
 EXPECTED: Final = "a domain name such as example.com"
+NO_EMPTY_LABEL: Final = "a domain name without empty labels"
+# The full stops UTS 46 maps to "." (U+002E, ideographic, full-width, half-width ideographic).
+_DOTS: Final = re.compile("[.\u3002\uff0e\uff61]")
 
 # Characters a whois server could read as syntax: query flags, handles, URLs, a second line.
 _FORBIDDEN: Final = frozenset("\r\n\t\x00 /\\:@?#%*=!&;,\"'<>|`$(){}[]~^+")
@@ -64,6 +67,7 @@ def parse_domain(raw: str | None, *, restricted: Collection[str]) -> Domain:
         raise AppError.missing_param(PARAM)
     if raw == "" or len(raw) > MAX_INPUT_CHARS:
         raise AppError.bad_param(PARAM, EXPECTED, raw)
+    _reject_empty_labels(raw, raw)  # first: "example.edu.." must never reach the TLD check
     _reject_syntax(raw, raw)
     fast = _plain_ascii(raw)
     if fast is not None:
@@ -72,6 +76,7 @@ def parse_domain(raw: str | None, *, restricted: Collection[str]) -> Domain:
         mapped = idna.uts46_remap(raw, std3_rules=True, transitional=False)
     except (idna.IDNAError, UnicodeError, ValueError):
         raise AppError.bad_param(PARAM, EXPECTED, raw) from None
+    _reject_empty_labels(mapped, raw)  # a mapping may produce a full stop of its own
     _reject_syntax(mapped, raw)  # full-width '－' or '＝' only show up after the mapping
     name = mapped[:-1] if mapped.endswith(".") else mapped
     if not name or name.startswith("."):
@@ -86,6 +91,8 @@ def parse_domain(raw: str | None, *, restricted: Collection[str]) -> Domain:
 
 def _checked(ascii_name: str, unicode_name: str, raw: str, restricted: Collection[str]) -> Domain:
     labels = ascii_name.split(".")
+    if "" in labels:  # the restricted-TLD check below needs a real last label
+        raise AppError.bad_param(PARAM, NO_EMPTY_LABEL, raw)
     tld = labels[-1]
     if tld in _normalised_tlds(restricted):
         raise AppError(403, f"whois of .{tld} domains is restricted", param=PARAM)
@@ -137,6 +144,19 @@ def _plain_ascii(raw: str) -> str | None:
     if not _LDH_NAME.fullmatch(name):
         return None
     return name
+
+
+def _reject_empty_labels(text: str, raw: str) -> None:
+    """One trailing full stop is the DNS root and is dropped; any other empty label is a 400.
+
+    Without this, ``example.edu..`` normalised to an empty last label and skipped the
+    restricted-TLD check (docs/whois.md, status 403).
+    """
+    labels = _DOTS.split(text)
+    if labels[-1] == "" and len(labels) > 1:
+        labels.pop()
+    if "" in labels:
+        raise AppError.bad_param(PARAM, NO_EMPTY_LABEL, raw)
 
 
 def _reject_syntax(text: str, raw: str) -> None:

@@ -83,6 +83,22 @@ def whois_label(server: Server, tld: str | None) -> str:
     return f"whois server for .{tld}" if tld else "operator whois server"
 
 
+def whois_shown(server: Server, tld: str | None) -> str:
+    """How an answer names the server it came from (``source.server``, the text's ``#`` lines).
+
+    Like ``whois_label``: a server the operator configured by address is named by the TLD it
+    serves, so a successful answer never shows an internal address either (docs/whois.md).
+    """
+    if server.label or not server.trusted:
+        return server.name
+    return f"whois server for .{tld}" if tld else "operator whois server"
+
+
+def rdap_shown(url: str, trusted: frozenset[tuple[str, str, int]], tld: str) -> str:
+    """An RDAP URL as an answer shows it: the operator's servers by their TLD, not address."""
+    return f"RDAP server for .{tld}" if origin(url) in trusted else url
+
+
 def rdap_label(base: str, trusted: frozenset[tuple[str, str, int]], tld: str) -> str:
     scheme, host, port = origin(base)
     if (scheme, host, port) in trusted:  # from the operator's bootstrap file
@@ -225,7 +241,7 @@ class Resolver:
         except FetchError as exc:
             raise named_failure(whois_label(server, tld), exc) from None
         text, _charset = decode(data, server.charsets)
-        hop = Hop("whois", server.name, role, line, text)
+        hop = Hop("whois", whois_shown(server, tld), role, line, text)
         return hop, parse_whois(text, tld)
 
     async def _port43_server(self, tld: str, deadline: float) -> Server:
@@ -266,11 +282,14 @@ class Resolver:
                 error = named_failure(rdap_label(base, trusted, domain.tld), exc)
                 continue
             now = datetime.now(UTC)
+            trusted = self._bootstrap.trusted_origins()
+            shown_base = rdap_shown(base, trusted, domain.tld)
+            shown_url = rdap_shown(url, trusted, domain.tld)
             if answer.status == 404:
-                hop = Hop("rdap", base, "registry", url, "", status=404)
+                hop = Hop("rdap", shown_base, "registry", shown_url, "", status=404)
                 return Answer(domain, (hop,), Parsed(registered=False, domain=domain.ascii), now)
             parsed = replace(parse_rdap(answer.document), registered=True)
-            hops = [Hop("rdap", base, "registry", url, answer.text, answer.document)]
+            hops = [Hop("rdap", shown_base, "registry", shown_url, answer.text, answer.document)]
             warnings: list[str] = []
             for link in related_links(answer.document)[:1]:
                 try:
@@ -287,7 +306,8 @@ class Resolver:
                 if related.status != 200:
                     warnings.append(PARTIAL_REFERRAL)
                     break
-                hops.append(Hop("rdap", link, "referral 1", link, related.text, related.document))
+                shown = rdap_shown(link, trusted, domain.tld)
+                hops.append(Hop("rdap", shown, "referral 1", shown, related.text, related.document))
                 parsed = merge(parsed, parse_rdap(related.document))
             return Answer(domain, tuple(hops), parsed, now, tuple(warnings))
         raise error

@@ -21,14 +21,21 @@ from assetgate.whois.parse.dotted import parse_dotted
 from assetgate.whois.parse.eurid import parse_eurid
 from assetgate.whois.parse.iana import parse_iana
 from assetgate.whois.parse.icann import parse_icann
+from assetgate.whois.parse.isocil import parse_isocil
 from assetgate.whois.parse.jprs import parse_jprs
 from assetgate.whois.parse.nask import parse_nask
+from assetgate.whois.parse.nicit import parse_nicit
+from assetgate.whois.parse.nicve import parse_nicve
 from assetgate.whois.parse.nominet import parse_nominet
 from assetgate.whois.parse.norid import parse_norid
 from assetgate.whois.parse.published import PUBLISHED
+from assetgate.whois.parse.punktum import parse_punktum
 from assetgate.whois.parse.registrobr import parse_registrobr
-from assetgate.whois.parse.rpsl import parse_iedr, parse_irnic, parse_rpsl
+from assetgate.whois.parse.rpsl import parse_iedr, parse_iis, parse_irnic, parse_rpsl
 from assetgate.whois.parse.sectioned import parse_sectioned
+from assetgate.whois.parse.sknic import parse_sknic
+from assetgate.whois.parse.switch import parse_switch
+from assetgate.whois.parse.uaepp import parse_uaepp
 from assetgate.whois.record import (
     RATE_LIMITED_UPSTREAM,
     UNPARSED_FORMAT,
@@ -54,6 +61,14 @@ PARSERS: Final[dict[str, Parser]] = {
     "iedr": parse_iedr,
     "irnic": parse_irnic,
     "nask": parse_nask,
+    "uaepp": parse_uaepp,
+    "nicve": parse_nicve,
+    "isocil": parse_isocil,
+    "sknic": parse_sknic,
+    "punktum": parse_punktum,
+    "iis": parse_iis,
+    "nicit": parse_nicit,
+    "switch": parse_switch,
 }
 FORMAT_BY_TLD: Final = {
     "jp": "jprs",
@@ -72,17 +87,27 @@ FORMAT_BY_TLD: Final = {
     "ie": "iedr",
     "ir": "irnic",
     "pl": "nask",
+    "ua": "uaepp",
+    "ve": "nicve",
+    "il": "isocil",
+    "sk": "sknic",
+    "dk": "punktum",
+    "it": "nicit",
+    "ch": "switch",
+    "li": "switch",
     **dict.fromkeys(("fr", "re", "pm", "tf", "wf", "yt", "ru", "su", "cz", "ee"), "rpsl"),
-    **dict.fromkeys(("is", "ar", "nu", "se"), "rpsl"),
+    **dict.fromkeys(("is", "ar"), "rpsl"),
+    **dict.fromkeys(("nu", "se"), "iis"),
     **dict.fromkeys(("nl", "aw", "be", "gg", "je", "tk", "ml", "ga", "cf", "gq"), "sectioned"),
 }
 _SNIFF: Final = (
     ("jprs", re.compile(r"^\s*(?:[a-z]\.\s*)?\[(?:Domain Name|ドメイン名)\]", re.MULTILINE)),
     ("norid", re.compile(r"^NORID Handle\.+:", re.MULTILINE)),
     ("iana", re.compile(r"^source:\s+IANA\s*$", re.MULTILINE)),
+    ("uaepp", re.compile(r"^source:\s+UAEPP\s*$", re.MULTILINE)),
     ("dotted", re.compile(r"^[A-Za-z][\w ]*\.{4,}\s*:", re.MULTILINE)),
     ("nominet", re.compile(r"^\s+Domain name:\s*\n\s+\S", re.MULTILINE)),
-    ("rpsl", re.compile(r"^(?:nic-hdl|nic-hdl-br|holder-c|nsset|ns-list):", re.MULTILINE)),
+    ("rpsl", re.compile(r"^(?:nic-hdl|nic-hdl-br|holder-c|nsset|ns-list|contact):", re.MULTILINE)),
 )
 
 

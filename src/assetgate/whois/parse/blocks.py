@@ -24,8 +24,9 @@ HANDLE_KEYS: Final = (
     "nic-hdl", "nic-hdl-br", "contact", "handle", "norid handle", "registrar handle"
 )  # fmt: skip
 _PAIR: Final = re.compile(r"^([^:]{1,60}?)\s*(?:\.{2,}\s*)?:(?:\s+(.*?)|\s*)$")
-_POSTAL: Final = re.compile(r"^(?:[A-Z]{1,3}-)?\d{3,5}(?:[ -]?[A-Z\d]{2,3})?$")
-_POSTAL_CITY: Final = re.compile(r"^((?:[A-Z]{1,3}-)?\d{3,5}(?:[ -]?[A-Z]{2})?)\s+(\D.*)$")
+_POSTAL: Final = re.compile(r"^(?:[A-Z]{1,3}-)?\d{3,6}(?:[ -]?[A-Z\d]{2,3})?$")
+_CODE: Final = re.compile(r"^[A-Z]{2,3}$")  # a state or country code, not a city
+_POSTAL_CITY: Final = re.compile(r"^((?:[A-Z]{1,3}-)?\d{3,6}(?:[ -]?[A-Z]{2})?)\s+(\D.*)$")
 
 
 def norm_key(key: str) -> str:
@@ -72,6 +73,8 @@ def sections(text: str, *, flush: bool = False) -> list[Section]:
         if out and header_indent >= 0 and (indent > header_indent or flush):
             out[-1].lines.append(stripped)
         elif stripped.endswith(":") and ": " not in stripped:
+            if not norm_key(stripped[:-1]):
+                continue  # a line of colons names no section (and must not be a key-less one)
             out.append(Section(norm_key(stripped[:-1]), []))
             header_indent = indent
         else:
@@ -126,22 +129,30 @@ class Address:
 def split_address(lines: Iterable[str]) -> Address:
     """Street lines, then ``00100`` + ``Helsinki`` or ``1234 AB Amsterdam`` -> parts.
 
-    A line that is only a postal code makes the next line the city; ``<code> <city>`` on one
-    line gives both. Lines before the code are the street, lines after the city ``after``.
+    The postal line is the *last* line shaped like one, never the first: ``1600 Amphitheatre
+    Parkway`` or ``10400 Overland Rd.`` have the shape of ``00100 Helsinki``, and a house
+    number comes before the postal line. ``<code> <city>`` gives both; a code alone takes the
+    next line as the city (``00100`` / ``HELSINKI``), or the line before it when the next one
+    is a state or country code (CZ.NIC: ``Mountain View`` / ``94043`` / ``CA`` / ``US``).
+    Lines before are the street, lines after ``after`` (often the country).
     """
-    address = Address()
-    for line in (s.strip() for s in lines):
-        if not line:
-            continue
-        combined = _POSTAL_CITY.match(line)
-        if address.postal_code is None and _POSTAL.match(line):
-            address.postal_code = line
-        elif address.postal_code is None and combined is not None:
-            address.postal_code, address.city = combined[1], combined[2].strip()
-        elif address.postal_code is not None and address.city is None:
-            address.city = line
-        elif address.city is not None:
-            address.after.append(line)
-        else:
-            address.street.append(line)
-    return address
+    kept = [s.strip() for s in lines if s.strip()]
+    at = next(
+        (
+            i
+            for i in range(len(kept) - 1, 0, -1)
+            if _POSTAL.match(kept[i]) or _POSTAL_CITY.match(kept[i])
+        ),
+        None,
+    )
+    if at is None:
+        return Address(street=kept)
+    combined = _POSTAL_CITY.match(kept[at])
+    if combined is not None and not _POSTAL.match(kept[at]):
+        return Address(kept[:at], combined[1], combined[2].strip(), kept[at + 1 :])
+    following = kept[at + 1] if at + 1 < len(kept) else None
+    if following is not None and not _CODE.match(following):
+        return Address(kept[:at], kept[at], following, kept[at + 2 :])
+    if at >= 2:
+        return Address(kept[: at - 1], kept[at], kept[at - 1], kept[at + 1 :])
+    return Address(kept[:at], kept[at], None, kept[at + 1 :])

@@ -21,6 +21,22 @@ _NOT_FOUND: Final = re.compile(
       | the\s+queried\s+object\s+does\s+not\s+exist | this\s+query\s+returned\s+0\s+objects
       | status:\s*(?:free|available|not\s+registered)\s*$
       | .*\bis\s+(?:available\s+for\s+registration|not\s+registered|free)\b
+      | no\s+data\s+was\s+found | not\s+registered\s+- | domain\s+status:\s*available\s*$
+      | domain\s+"[^"]+"\s+not\s+found | .*\bdomain\s+name\s+not\s+known\b
+      | .*\bis\s+not\s+a\s+registered\b
+      | we\s+do\s+not\s+have\s+an\s+entry\b
+      | (?:error:?\s*(?:\d+\s+)?)(?:no\s+entries\s+found|no\s+objects?\s+found)
+      | (?:domain\s+status:\s*)?no\s+object\s+found | no\s+objects?\s+found
+      | object\s+"[^"]*"\s+not\s+found | "[^"]+"\s+not\s+found
+      | no\s+(?:domain\s+)?records?\s+(?:were\s+)?(?:found|matching)
+      | (?:unfortunately,?\s+)?no\s+results?\s+(?:were\s+)?found
+      | .*\bdomain\s+\S+\s+(?:was\s+)?not\s+(?:found|registred|registered)\b
+      | .*\bhas\s+not\s+been\s+registered\b | .*\bno\s+match\b | .*:\s*no\s+existe\b
+      | .*\bdoes\s+not\s+exist\s+in\s+(?:the\s+)?database\b | no\s+found\b
+      | no_se_encontro_el_objeto | key\s+not\s+found | query_status:\s*220\s+available
+      | .*\bis\s+available(?:\s+for\s+purchase)?\s*\.?\s*$
+      | status:\s*available\b | there\s+is\s+no\s+information\s+available\s+on\s+the\s+domain
+      | this\s+domain\s+is\s+not\s+available\s+in\s+our\s+whois\s+database
     )""",
     re.IGNORECASE | re.MULTILINE | re.VERBOSE,
 )
@@ -31,9 +47,10 @@ _RATE_LIMITED: Final = re.compile(
       | (?:quota|limit)\s+(?:has\s+been\s+|was\s+|is\s+)?(?:exceeded|reached)
       | blacklisted | too\s+many\s+(?:requests|queries|connections)
       | try\s+again\s+later | temporarily\s+(?:blocked|denied)
-      | excessive\s+quer(?:y|ying|ies) | maximum\s+(?:number\s+of\s+)?quer(?:y|ies)
+      | maximum\s+(?:number\s+of\s+)?quer(?:y|ies)
+      | ^[\s%#*]*excessive\s+quer(?:y|ying|ies)  # a banner, not "make excessive queries"
     )""",
-    re.IGNORECASE | re.VERBOSE,
+    re.IGNORECASE | re.VERBOSE | re.MULTILINE,
 )
 _UNSUPPORTED: Final = re.compile(
     r"tld\s+is\s+not\s+supported|no\s+whois\s+server\s+is\s+known|whois\s+service\s+is\s+not\s+"
@@ -44,6 +61,7 @@ _UNSUPPORTED: Final = re.compile(
 
 def classify(text: str) -> Verdict | None:
     """What a data-less answer means; ``None`` when it is none of the known non-answers."""
+    # Rate limits first: a throttled AFNIC answer also says "No entries found".
     if _RATE_LIMITED.search(text):
         return "rate_limited"
     if _NOT_FOUND.search(text):

@@ -66,11 +66,16 @@ _PLACEHOLDER: Final = re.compile(
       | private | privacy | personal\s+data.* | ano\s+nymous | not\s+available\s+from\s+registry
       | (?:please\s+)?(?:query|contact|ask)\s+the\s+(?:rdds|registrar|whois).*
       | select\s+request\s+email\s+form.* | identity\s+protected.*
+      | not\s+published
     )\W*$""",
     re.IGNORECASE | re.VERBOSE,
 )
-_KEY_VALUE: Final = re.compile(r"^\s*([^\s:%#>][^:]{0,80}?)\s*:(?:\s+(.*?)|\s*)$")
+# "Key: value", and "Key:value" as older Afilias/CentralNic answers write it.
+_KEY_VALUE: Final = re.compile(r"^\s*([^\s:%#>][^:]{0,80}?)\s*:\s*(.*?)\s*$")
 _IP_TAIL: Final = re.compile(r"[\s\[(,]")
+# A registry handle after a registrar's name; the name is the field, the handle stays in raw.
+_HANDLE_SUFFIX: Final = re.compile(r"\s*\((?=[A-Z0-9-]*\d)[A-Z0-9]+(?:-[A-Z0-9]+)+\)$")
+_BRACKETED: Final = re.compile(r"\(\s*([A-Za-z]+)\s*\)$")
 
 
 _UNSIGNED_WORDS: Final = ("unsigned", "no", "not signed", "inactive", "false", "off", "none")
@@ -102,16 +107,23 @@ def key_values(text: str) -> Iterator[tuple[str, str]]:
         yield key.rstrip("."), (match[2] or "").strip()
 
 
-def status_codes(value: str) -> list[str]:
-    """``clientHold https://icann.org/epp#clientHold`` -> ``["clientHold"]``; keep ccTLD words."""
+def status_codes(value: str, *, split: bool = True) -> list[str]:
+    """``clientHold https://icann.org/epp#clientHold`` -> ``["clientHold"]``; keep ccTLD words.
+
+    ``Delete Prohibited by Registrar (clientDeleteProhibited)`` -> the EPP code in brackets.
+    ``split=False`` for registries that write one status per line, commas and all.
+    """
     text = re.sub(r"\(?\s*https?://\S*\)?", "", value).strip().rstrip(".").strip()
     if not text:
         return []
+    bracketed = _BRACKETED.search(text)
+    if bracketed is not None and bracketed[1].lower() in EPP_STATUSES:
+        return [EPP_STATUSES[bracketed[1].lower()]]
     words = text.replace("_", " ").split()
     joined = words[0].lower() + "".join(w.capitalize() for w in words[1:])
     if joined.lower() in EPP_STATUSES:
         return [EPP_STATUSES[joined.lower()]]
-    if "," in text:
+    if "," in text and split:
         return [part.strip() for part in text.split(",") if part.strip()]
     return [text]
 
@@ -204,7 +216,11 @@ class Builder:
 
     def set_registrar(self, name: str, value: str | None) -> None:
         text = clean(value)
-        if text is not None and name not in self.registrar and not is_placeholder(text):
+        if text is None or (name == "iana_id" and not text.isdigit()):
+            return  # "not applicable" is no IANA id
+        if name == "name":
+            text = _HANDLE_SUFFIX.sub("", text) or text  # "MarkMonitor, Inc. (R22-LRCC)"
+        if name not in self.registrar and not is_placeholder(text):
             self.registrar[name] = text
 
     def set_date(self, name: str, value: str | None) -> None:
@@ -217,8 +233,8 @@ class Builder:
             self.warn(UNPARSED_DATE)
         self.dates[name] = parsed
 
-    def add_status(self, value: str) -> None:
-        for code in status_codes(value):
+    def add_status(self, value: str, *, split: bool = True) -> None:
+        for code in status_codes(value, split=split):
             if code not in self.status:
                 self.status.append(code)
 

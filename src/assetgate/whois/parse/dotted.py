@@ -18,6 +18,7 @@ from assetgate.whois.parse.common import Builder
 from assetgate.whois.parse.icann import apply_pair
 
 _DOTTED: Final = re.compile(r"^\s*([^.:\n][^:\n]*?)\s*(?:\.{2,}\s*:?|:)\s*(.*?)\s*$")
+_STATUS_NOTE: Final = re.compile(r"\s+-(?:\s|$)")
 SECTION_ROLES: Final = (
     ("holder", "registrant"),
     ("registrant", "registrant"),
@@ -68,13 +69,17 @@ def parse_dotted(text: str) -> Builder:
     builder = Builder()
     section: str | None = None
     addresses: dict[str, list[str]] = {}
+    key = ""
     for line in text.splitlines():
         stripped = line.strip()
         if not stripped or stripped.startswith(("%", "#")):
             continue
         match = _DOTTED.match(line)
         if match is None or (":" not in line and ".." not in line):
-            section = _section(stripped)
+            if line[:1].isspace() and DOMAIN_FIELDS.get(key) == "status":
+                _apply(builder, key, stripped)  # .kz: one more status, indented, no label
+                continue
+            section, key = _section(stripped), ""
             continue
         key, value = " ".join(match[1].lower().split()), match[2]
         if section in ("registrant", "admin", "tech", "billing") and key in CONTACT_FIELDS:
@@ -87,7 +92,12 @@ def parse_dotted(text: str) -> Builder:
         else:
             _apply(builder, key, value)
     for role, lines in addresses.items():
-        contact, address = builder.contact(role), split_address(lines)
+        contact = builder.contact(role)
+        if contact.postal_code is not None or contact.city is not None:
+            for line in lines:  # the registry gave code and city as fields: lines are street
+                contact.set("street", line)
+            continue
+        address = split_address(lines)
         for street in address.street:
             contact.set("street", street)
         contact.set("postal_code", address.postal_code)
@@ -110,7 +120,7 @@ def _apply(builder: Builder, key: str, value: str) -> None:
     if target == "domain":
         builder.set_domain(value)
     elif target == "status":
-        builder.add_status(value.split(" - ")[0])
+        builder.add_status(_STATUS_NOTE.split(value)[0])  # "ok - Normal state."
     elif target in ("created", "expires", "updated"):
         builder.set_date(target, value)
     elif target == "ns":

@@ -28,9 +28,24 @@ CONTACT_KEYS: Final = {
 }
 
 
+def norid_objects(text: str) -> list[Block]:
+    """Objects split at blank lines and also at every ``NORID Handle`` line, which always
+    starts a new object, so objects written without a blank line between them stay apart."""
+    objects: list[Block] = []
+    for block in split_blocks(text):
+        current: Block = []
+        for key, value in block:
+            if key == "norid handle" and current:
+                objects.append(current)
+                current = []
+            current.append((key, value))
+        objects.append(current)
+    return objects
+
+
 def parse_norid(text: str) -> Builder:
     builder = Builder()
-    blocks = split_blocks(text)
+    blocks = norid_objects(text)
     position = next((i for i, b in enumerate(blocks) if first(b, "domain name")), None)
     if position is None:
         return builder
@@ -40,7 +55,11 @@ def parse_norid(text: str) -> Builder:
         if key == "domain name":
             builder.set_domain(value)
         elif key == "registrar handle":
-            builder.set_registrar("name", _referenced(index, value, "registrar name"))
+            # The name when the answer holds the registrar's object, else its handle: the
+            # only name the answer gives for the registrar.
+            builder.set_registrar("name", _referenced(index, value, "registrar name") or value)
+        elif key == "domain holder handle" and value.upper() in index:
+            _contact(builder, "registrant", index[value.upper()])
         elif key == "name server handle":
             builder.add_name_server(_referenced(index, value, "name server hostname") or "")
         elif key in CONTACT_HANDLES and value.upper() in index:

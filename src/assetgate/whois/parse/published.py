@@ -13,7 +13,7 @@ _DATES: Final = ("dates.created", "dates.updated", "dates.expires")
 _THIN: Final = ("registrar", *_DATES, "name_servers", "status", "dnssec")
 _SIDN: Final = ("registrar", "dates.created", "dates.updated", "name_servers", "status", "dnssec")
 _ISLAND: Final = ("registrar", "dates.created", "name_servers", "status", "registrant.name")
-# Freenom's format has no status field: nothing to warn about.
+# Freenom shows a status only in the domain line (`X.TK is Active`), not always: no warning.
 _FREENOM: Final = ("dates.created", "dates.expires", "name_servers", "registrant.name")
 _IIS: Final = ("registrar", *_DATES, "name_servers", "status", "dnssec")
 
@@ -33,7 +33,7 @@ PUBLISHED: Final[dict[str, tuple[str, ...]]] = {
     "gg": _ISLAND,
     "je": _ISLAND,
     **dict.fromkeys(("tk", "ml", "ga", "cf", "gq"), _FREENOM),
-    "ir": ("dates.updated", "dates.expires", "name_servers", "registrant.name"),
+    "ir": ("dates.updated", "dates.expires", "name_servers"),
     "cn": ("registrar", "dates.created", "dates.expires", "name_servers", "status", "dnssec",
            "registrant.name"),
     "is": ("dates.created", "dates.expires", "name_servers", "dnssec", "registrant.name"),
@@ -43,4 +43,13 @@ PUBLISHED: Final[dict[str, tuple[str, ...]]] = {
     "pl": ("registrar", *_DATES, "name_servers", "dnssec"),
     "fi": ("registrar", *_DATES, "name_servers", "status", "dnssec", "registrant.name",
            "registrant.postal_code", "registrant.city", "registrant.country"),
+    "ua": ("registrar", *_DATES, "name_servers", "status"),
+    "ve": (*_DATES, "name_servers", "status", "registrant.name"),
+    "il": ("registrar", "dates.created", "dates.updated", "name_servers", "status",
+           "registrant.name"),
+    "sk": ("registrar", *_DATES, "name_servers", "status"),
+    "dk": ("dates.created", "dates.expires", "name_servers", "status", "registrant.name"),
+    "it": ("registrar", *_DATES, "name_servers", "status", "dnssec"),
+    "ch": ("name_servers", "dnssec"),
+    "li": ("name_servers", "dnssec"),
 }  # fmt: skip

@@ -10,12 +10,13 @@ the name servers.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Final
 
 from assetgate.whois.parse.blocks import HANDLE_KEYS, Block, handle_index, norm_key, split_address
 from assetgate.whois.parse.common import Builder, is_placeholder
-from assetgate.whois.parse.icann import apply_pair
+from assetgate.whois.parse.icann import apply_pair, parse_icann
 from assetgate.whois.record import SIGNED
 
 HANDLE_ROLES: Final = {
@@ -44,6 +45,12 @@ CONTACT_KEYS: Final = {
     "organization": "organization",
     "organisation": "organization",
     "address": "street",
+    "street": "street",
+    "city": "city",
+    "postal code": "postal_code",
+    "postal-code": "postal_code",
+    "zip": "postal_code",
+    "state": "state",
     "country": "country",
     "phone": "phone",
     "e-mail": "email",
@@ -60,10 +67,14 @@ DOMAIN_EXTRA_DATES: Final = {
 }
 # Per-registry spellings, rewritten to the keys above before the rules run.
 IEDR_KEYS: Final = {"account": "registrar", "descr": "owner", "ren-status": "status"}
+IIS_KEYS: Final = {"state": "registry-state"}
 IRNIC_REMARKS: Final = {"(domain holder)": "owner", "(domain holder address)": "holder-address"}
 REGISTRAR_URL_KEYS: Final = ("website", "www", "url")
 KEY_MATERIAL: Final = frozenset({"dnskey", "ds-rdata", "keyset"})
 _CONTINUATION: Final = " \t+"
+_ICANN_LABELS: Final = re.compile(
+    r"^\s*(?:Domain Name|Registry Domain ID|Registrar):[ \t]", re.MULTILINE
+)
 
 
 def split_blocks(text: str) -> list[Block]:
@@ -97,13 +108,36 @@ def parse_rpsl(text: str) -> Builder:
 
 
 def parse_iedr(text: str) -> Builder:
-    """IEDR (.ie): ``account`` is the registrar, the first ``descr`` the holder's name."""
+    """IEDR (.ie): ``account`` is the registrar, the first ``descr`` the holder's name.
+
+    Since the registry's move to ICANN labels (``Domain Name:``, ``Registrar:``, ``Registrant
+    Name:``, ``Domain Status:``), answers in that layout are read line by line like any ICANN
+    answer, wherever blank lines fall, not as RPSL objects.
+    """
+    if _ICANN_LABELS.search(text):
+        return parse_icann(text)
     return parse_blocks(rename(split_blocks(text), IEDR_KEYS))
 
 
+def parse_iis(text: str) -> Builder:
+    """IIS (.se, .nu): ``status:`` lines are the domain's EPP statuses; ``state:`` is the
+    registry's life-cycle word (``active``, ``quarantine``), kept in ``raw`` only."""
+    return parse_blocks(rename(split_blocks(text), IIS_KEYS))
+
+
 def parse_irnic(text: str) -> Builder:
-    """IRNIC (.ir): the holder is in ``remarks: (Domain Holder) …`` lines."""
+    """IRNIC (.ir): the holder is in ``remarks: (Domain Holder) …`` lines.
+
+    That line is the holder's name, person or organisation; when the holder's object
+    (``holder-c``) is an organisation (``org:`` and no ``person:``) it is the organisation,
+    and the registrant has no personal name to show.
+    """
     blocks = [[_irnic_remark(key, value) for key, value in block] for block in split_blocks(text)]
+    holder = next((v.upper() for b in blocks for k, v in b if k == "holder-c"), None)
+    found = handle_index(blocks).get(holder or "")
+    keys = {k for k, _ in found or ()}
+    if "org" in keys and "person" not in keys:
+        blocks = rename(blocks, {"owner": "org"})
     return parse_blocks(blocks)
 
 
@@ -148,10 +182,12 @@ def parse_blocks(blocks: Sequence[Block]) -> Builder:
 def apply_contact_block(builder: Builder, role: str, block: Block) -> None:
     contact = builder.contact(role)
     organisation = any(k == "type" and v.upper().startswith("ORG") for k, v in block)
-    # Street lines stay as published; the code, city and country are read from them too.
+    # Street lines stay as published; the code, city and country are read from them too,
+    # unless the object gives them as fields of their own.
     address = split_address(v for k, v in block if k == "address")
-    contact.set("postal_code", address.postal_code)
-    contact.set("city", address.city)
+    if not any(CONTACT_KEYS.get(k) in ("postal_code", "city") for k, _ in block):
+        contact.set("postal_code", address.postal_code)
+        contact.set("city", address.city)
     if address.after and not any(k == "country" for k, _ in block):
         contact.set("country", address.after[-1])
     for position, (key, value) in enumerate(block):

@@ -10,7 +10,8 @@ One rule table serves the registries that share this shape (each as it publishes
   ``Registered: Tue Jan 2 2001``;
 - Island Networks ``.gg``/``.je``: ``Domain Status:``, ``Registrant:``, ``Registrar:`` as
   ``Name (url)``, ``Relevant dates:`` with ``Registered on 30th April 2003 at 00:00:00.000``;
-- Freenom ``.tk``/``.ml``/``.ga``/``.cf``/``.gq``: ``Organisation:`` or ``Owner contact:`` as a
+- Freenom ``.tk``/``.ml``/``.ga``/``.cf``/``.gq``: the domain line ``EXAMPLE.TK is Active`` (its
+  one status), ``Organisation:`` or ``Owner contact:`` as a
   free-text postal block or as ``Key: value`` lines, ``Domain Nameservers:``, and
   ``Domain registered: 01/15/2015`` month first.
 """
@@ -56,7 +57,11 @@ RELEVANT_DATES: Final = (
     ("renewal date", "expires"),
     ("last updated", "updated"),
 )
-_URL_IN_PARENS: Final = re.compile(r"^(.*?)\s*\((https?://[^)\s]+|www\.[^)\s]+)\)\s*$")
+# "Name (https://…)", "Name (www.…)" and "Name (registrar.example)": a host name, not words.
+_URL_IN_PARENS: Final = re.compile(
+    r"^(.*?)\s*\((https?://[^)\s]+|www\.[^)\s]+|[a-z0-9-]+(?:\.[a-z0-9-]+)+/?)\)\s*$",
+    re.IGNORECASE,
+)
 _EMAIL: Final = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _PHONE: Final = re.compile(r"^\+?[\d .()-]{6,}$")
 # The registrant's sentence in .be / .nl answers: the data exists but is not shown here.
@@ -91,7 +96,11 @@ def _top_level(builder: Builder, line: str) -> None:
 def _section(builder: Builder, section: Section) -> None:
     heading, lines = section
     if heading in DOMAIN_HEADINGS and lines:
-        builder.set_domain(lines[0])
+        # Freenom: "EXAMPLE.TK is Active", the one status its format shows
+        name, _, state = lines[0].partition(" is ")
+        builder.set_domain(name)
+        if state.strip():
+            builder.add_status(state, split=False)
     elif heading in CONTACT_HEADINGS:
         _contact(builder.contact(CONTACT_HEADINGS[heading]), section)
     elif heading == "registrar":
@@ -103,8 +112,8 @@ def _section(builder: Builder, section: Section) -> None:
         for line in lines:
             builder.add_name_server(line)
     elif heading in STATUS_HEADINGS:
-        for line in lines:
-            builder.add_status(line)
+        for line in lines:  # one status per line, as listed: a comma does not start another
+            builder.add_status(line, split=False)
     elif heading == "keys":
         builder.set_dnssec(SIGNED if lines else UNSIGNED)
     elif heading == "dnssec" and lines:
