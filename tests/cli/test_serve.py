@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import socket
+import subprocess
+import time
 from importlib.metadata import version
 from pathlib import Path
 
@@ -12,7 +15,7 @@ import pytest
 import assetgate
 from assetgate.cli.serve import welcome
 from assetgate.settings import DEMO_ROOT, Settings
-from tests.serve_process import run_cli, serve
+from tests.serve_process import COMMAND, clean_env, run_cli, serve, stop, wait_healthy
 
 
 @pytest.mark.parametrize(
@@ -102,3 +105,25 @@ def test_healthz_says_the_versions_over_a_real_socket(tmp_path: Path) -> None:
         "version": version("assetgate"),
         "interface_version": "1.2.2",
     }
+
+
+def test_port_0_is_served_on_the_port_the_banner_names(tmp_path: Path) -> None:
+    log = tmp_path / "serve.log"
+    env = clean_env({"ASSETGATE_STORE": str(tmp_path / "store"), "ASSETGATE_ROOT": str(tmp_path)})
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [*COMMAND, "serve", "--host", "127.0.0.1", "--port", "0"],
+            env=env,
+            stderr=out,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + 60
+        while "/healthz" not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        found = re.search(r"http://127\.0\.0\.1:(\d+)/healthz", log.read_text())
+        assert found is not None, log.read_text()
+        assert found[1] != "0"
+        wait_healthy(f"http://127.0.0.1:{found[1]}", process, log)
+    finally:
+        stop(process)

@@ -218,3 +218,17 @@ def test_sigterm_stops_within_the_grace_and_health_then_exits_1(image: str, tmp_
                         "[Errno 111] Connection refused"]  # fmt: skip
     finally:
         finish(running)
+
+
+def test_the_build_secret_and_build_tools_stay_out_of_the_image(served: Running) -> None:
+    command = [
+        *ctr.run_args(served.container, env={}, volumes={}),
+        "sh", "-c",
+        "for p in /run/secrets/ca /root/.cache/pip /src /opt/assetgate/bin/pip; do "
+        '[ -e "$p" ] && echo "found $p"; done; '
+        "grep -l 'BEGIN CERTIFICATE' /opt/assetgate/*.crt /etc/ssl/certs/*.pem 2>/dev/null | wc -l",
+    ]  # fmt: skip
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    found = result.stdout.splitlines()
+    assert [line for line in found if line.startswith("found")] == []
+    assert int(found[-1]) > 0  # Debian's own store is there (ca-certificates)

@@ -78,7 +78,9 @@ def run(args: argparse.Namespace) -> int:
     for key, value in overrides.items():
         os.environ[f"ASSETGATE_{key.upper()}"] = str(value)
     configure_logging(settings.log_level, settings.log_format)
-    print(welcome(settings), file=sys.stderr, flush=True)
+    # --port 0 asks the OS for a free port: the banner names the one it gave.
+    bound = settings.model_copy(update={"port": sock.getsockname()[1]})
+    print(welcome(bound), file=sys.stderr, flush=True)
     config = uvicorn.Config(
         "assetgate.cli.serve:app_factory",
         factory=True,
