@@ -52,13 +52,19 @@ _ERRORS: Final = {
 
 
 def parameter(param: Param, *, required: bool = False) -> dict[str, Any]:
-    return {
+    row: dict[str, Any] = {
         "name": param.name,
         "in": "query",
         "required": required,
-        "description": param.doc,
+        "description": ("Extension (not in the interface spec): " if param.extension else "")
+        + param.doc,
         "schema": param.schema() | ({"minLength": 1} if required else {}),
     }
+    if param.example:
+        row["example"] = param.example
+    if param.extension:
+        row["x-extension"] = True
+    return row
 
 
 def _responses(*, body: bool) -> dict[str, Any]:

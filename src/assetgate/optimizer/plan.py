@@ -30,7 +30,7 @@ from assetgate.imaging.formats import (
     codec_disabled,
 )
 from assetgate.imaging.limits import DecodeLimits, check_animation
-from assetgate.optimizer.params import Gravity
+from assetgate.optimizer.params import CropGravity
 from assetgate.optimizer.spec import NO_FILTERS, Filters, ImageSpec
 from assetgate.settings import Settings
 from assetgate.web.negotiation import accepts
@@ -265,7 +265,7 @@ def _crop_box(spec: ImageSpec, width: int, height: int) -> Box | None:
     return box
 
 
-def _place(gravity: Gravity, spare_x: int, spare_y: int) -> tuple[int, int]:
+def _place(gravity: CropGravity, spare_x: int, spare_y: int) -> tuple[int, int]:
     x = 0 if "west" in gravity else spare_x if "east" in gravity else spare_x // 2
     y = 0 if "north" in gravity else spare_y if "south" in gravity else spare_y // 2
     return x, y
