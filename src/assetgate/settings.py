@@ -71,6 +71,9 @@ class Settings(BaseSettings):
     asset_max_bytes: int = Field(default=8 * 1024 * 1024, ge=1)
     asset_cache_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
     file_memory_bytes: int = Field(default=32 * 1024 * 1024, ge=0)
+    # images for the modern web (issue 25; docs/optimizer.md "Extensions")
+    auto_formats: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["webp"])
+    watermarks: str = ""  # JSON, checked against the root at start (optimizer.watermarks)
 
     # --- package library (B) ------------------------------------------------------------------
     store: Path = Field(default_factory=_default_store)
@@ -162,6 +165,20 @@ class Settings(BaseSettings):
     def _comma_separated(cls, value: object) -> object:
         """Lists come from the environment as ``a,b,c``, not JSON."""
         return _split_csv(value)
+
+    @field_validator("auto_formats", mode="before")
+    @classmethod
+    def _auto_formats(cls, value: object) -> object:
+        """``avif,webp``: the formats ``Accept`` may pick, best first (only these two)."""
+        value = _split_csv(value)
+        if isinstance(value, list):
+            formats = [str(name).lower() for name in value]
+            if any(name not in ("avif", "webp") for name in formats):
+                raise ValueError("expected a comma-separated list of avif and webp")
+            if len(set(formats)) != len(formats):
+                raise ValueError("a format is listed twice")
+            return formats
+        return value
 
     @field_validator("signing_keys")
     @classmethod

@@ -8,7 +8,10 @@ the test fails for a row that changes nothing even in its context.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import AsyncIterator, Callable, Mapping
+from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
 import httpx
@@ -18,6 +21,7 @@ from assetgate.minify.spec import parse_asset_spec
 from assetgate.optimizer.params import OPENAPI_PARAMS, PARAMS, Param
 from assetgate.optimizer.spec import parse_spec
 from assetgate.web.caching import make_etag
+from tests.imaging import factory as make
 
 pytestmark = pytest.mark.anyio
 
@@ -68,14 +72,29 @@ def test_each_css_js_row_changes_the_asset_spec(param: Param) -> None:
     assert parse_asset_spec({}) != parse_asset_spec({param.name: param.example})
 
 
+@pytest.fixture
+async def walker(
+    custom_client: Callable[..., Any], docroot: Path
+) -> AsyncIterator[httpx.AsyncClient]:
+    """The app with every named thing a row's example refers to configured (the watermark)."""
+    logo = docroot / "marks" / "logo.png"
+    logo.parent.mkdir(exist_ok=True)
+    logo.write_bytes(make.png(20, 10, alpha=True))
+    config = json.dumps({"logo": {"path": "marks/logo.png"}})
+    async with custom_client(watermarks=config) as client:
+        yield client
+
+
 @pytest.mark.parametrize("param", IMAGE_ROWS, ids=ids)
-async def test_each_image_row_changes_the_served_etag(opt: httpx.AsyncClient, param: Param) -> None:
+async def test_each_image_row_changes_the_served_etag(
+    walker: httpx.AsyncClient, param: Param
+) -> None:
     """Through the app: the ETag a browser and a CDN see (the result cache is keyed by it)."""
     base = dict(CONTEXT.get(param.name, {})) or {"quality": "85"}
     changed = {**base, param.name: param.example}
     tags = []
     for query in (base, changed):
-        response = await opt.head(f"/photo.jpg?{urlencode(query)}", headers=OLD)
-        assert response.status_code == 200, (query, response.text)
+        response = await walker.head(f"/photo.jpg?{urlencode(query)}", headers=OLD)
+        assert response.status_code == 200, query
         tags.append(response.headers["etag"])
     assert tags[0] != tags[1]

@@ -14,6 +14,7 @@ from starlette.applications import Starlette
 from assetgate.cli.settings_errors import load_settings
 from assetgate.cli.supervisor import run_server
 from assetgate.optimizer.presets import load_presets
+from assetgate.optimizer.watermarks import parse_watermarks
 from assetgate.settings import Settings
 from assetgate.web.logs import configure_logging
 from assetgate.web.ratelimit import shared_budget_problem
@@ -63,6 +64,11 @@ def run(args: argparse.Namespace) -> int:
         load_presets(settings.presets)
     except ValueError as exc:
         print(f"assetgate: ASSETGATE_PRESETS: {exc}", file=sys.stderr)
+        return 2
+    try:
+        parse_watermarks(settings.watermarks, os.path.realpath(settings.root))
+    except ValueError as exc:
+        print(f"assetgate: ASSETGATE_WATERMARKS: {exc}", file=sys.stderr)
         return 2
     # Worker processes rebuild Settings from the environment: hand the overrides down that way.
     for key, value in overrides.items():

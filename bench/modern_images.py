@@ -1,0 +1,127 @@
+"""Costs of the issue-25 extensions, each as a ratio against a reference measured in the same run.
+
+    .venv/bin/python bench/modern_images.py            # about 2 minutes on 2 cores
+    .venv/bin/python bench/modern_images.py --rounds 3 # quicker, noisier
+
+In process, one thread, no HTTP and no result cache: the optimizer's own render path
+(``optimizer.render.process``) on the 12 MP photo of ``bench/optimizer.py`` (``make_inputs``).
+
+* AVIF against WebP: ``width=800`` answered as WebP (effort 2, the default) and as AVIF at
+  efforts 0..4 - time per render, time of the encode alone (on the 800 px image decoded once),
+  bytes; the ratio AVIF/WebP for each. This is how ``ASSETGATE_AVIF_EFFORT``'s default is chosen.
+* ``max_bytes``: ``width=800&format=webp`` with a budget of half its default-quality size, as a
+  multiple of the same render without a budget (and the number of encodes the search took).
+* ``info=1`` against a cold render of the same file (``width=800``, WebP): the target is <= 0.2x.
+
+Each figure is the median of ``--rounds`` runs after one warm-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from assetgate.imaging import vips
+from assetgate.imaging.encode import encode
+from assetgate.imaging.load import open_image, probe
+from assetgate.optimizer.bytebudget import fit_quality
+from assetgate.optimizer.plan import Limits, Negotiation
+from assetgate.optimizer.render import Job, Outcome, process
+from assetgate.optimizer.spec import parse_spec
+from assetgate.settings import Settings
+from optimizer import make_inputs
+
+
+def median_s(fn: Callable[[], Any], rounds: int) -> tuple[float, Any]:
+    result = fn()  # warm-up
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), result
+
+
+def render(settings: Settings, path: Path, query: dict[str, str], **knobs: Any) -> Outcome:
+    job = Job.from_settings(
+        settings,
+        path=path,
+        size=path.stat().st_size,
+        spec=parse_spec(query),
+        negotiation=Negotiation(webp=False),
+        limits=Limits.from_settings(settings),
+    )
+    if knobs:
+        job = Job(**{**{f: getattr(job, f) for f in job.__dataclass_fields__}, **knobs})
+    return process(job)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args()
+    settings = Settings()
+    vips.configure(settings)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        make_inputs(root)
+        photo = root / "photo.jpg"
+        rounds = args.rounds
+        print(f"photo.jpg: {photo.stat().st_size} bytes, 4000x3000; median of {rounds} runs\n")
+
+        print("AVIF against WebP, width=800 (render = decode + resize + encode)")
+        webp_s, webp = median_s(lambda: render(settings, photo, {"w": "800", "f": "webp"}), rounds)
+        info = probe(photo, "jpeg", max_pixels=settings.max_input_pixels)
+        small = open_image(
+            photo, "jpeg", max_pixels=settings.max_input_pixels, size=(800, 600), info=info,
+            fast_shrink=True,
+        ).copy_memory()  # fmt: skip
+        webp_enc_s, _ = median_s(lambda: encode(small, "webp", effort=2), rounds)
+        print(f"  webp effort 2: render {webp_s * 1000:7.1f} ms, encode {webp_enc_s * 1000:7.1f}"
+              f" ms, {len(webp.body)} bytes")  # fmt: skip
+        for effort in range(5):
+            avif_s, avif = median_s(
+                lambda e=effort: render(  # type: ignore[misc]
+                    settings, photo, {"w": "800", "f": "avif"}, avif_effort=e
+                ),
+                rounds,
+            )
+            enc_s, _ = median_s(lambda e=effort: encode(small, "avif", effort=e), rounds)  # type: ignore[misc]
+            print(
+                f"  avif effort {effort}: render {avif_s * 1000:7.1f} ms ({avif_s / webp_s:4.2f}x"
+                f" WebP), encode {enc_s * 1000:7.1f} ms ({enc_s / webp_enc_s:4.2f}x),"
+                f" {len(avif.body)} bytes ({len(avif.body) / len(webp.body):4.2f}x)"
+            )
+
+        print("\nmax_bytes, width=800&format=webp, budget = half the q85 size")
+        budget = len(webp.body) // 2
+        budget_s, fitted = median_s(
+            lambda: render(settings, photo, {"w": "800", "f": "webp", "max_bytes": str(budget)}),
+            rounds,
+        )
+        search = fit_quality(lambda q: encode(small, "webp", quality=q, effort=2), 85, budget)
+        print(
+            f"  {budget_s * 1000:.1f} ms = {budget_s / webp_s:.2f}x one render "
+            f"({search.encodes} encodes, quality {fitted.quality}, {len(fitted.body)} bytes "
+            f"<= {budget})"
+        )
+
+        print("\ninfo=1 against a cold render (width=800, WebP)")
+        info_s, facts = median_s(lambda: render(settings, photo, {"info": "1"}), rounds)
+        print(
+            f"  info=1 {info_s * 1000:.1f} ms = {info_s / webp_s:.3f}x the render (target <= 0.2x)"
+        )
+        print(f"  {facts.body.decode()[:160]}...")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
