@@ -19,6 +19,7 @@ Each figure is the median of ``--rounds`` runs after one warm-up.
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 import tempfile
@@ -26,6 +27,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import pyvips
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
@@ -48,6 +51,12 @@ def median_s(fn: Callable[[], Any], rounds: int) -> tuple[float, Any]:
         result = fn()
         times.append(time.perf_counter() - start)
     return statistics.median(times), result
+
+
+def psnr(reference: Any, data: bytes) -> float:
+    decoded = pyvips.Image.new_from_buffer(data, "").extract_band(0, n=3).cast("float")
+    mse = ((decoded - reference.cast("float")) ** 2).avg()
+    return 10 * math.log10(255 * 255 / mse)
 
 
 def render(settings: Settings, path: Path, query: dict[str, str], **knobs: Any) -> Outcome:
@@ -85,21 +94,28 @@ def main() -> int:
             fast_shrink=True,
         ).copy_memory()  # fmt: skip
         webp_enc_s, _ = median_s(lambda: encode(small, "webp", effort=2), rounds)
-        print(f"  webp effort 2: render {webp_s * 1000:7.1f} ms, encode {webp_enc_s * 1000:7.1f}"
-              f" ms, {len(webp.body)} bytes")  # fmt: skip
-        for effort in range(5):
-            avif_s, avif = median_s(
-                lambda e=effort: render(  # type: ignore[misc]
-                    settings, photo, {"w": "800", "f": "avif"}, avif_effort=e
-                ),
-                rounds,
-            )
-            enc_s, _ = median_s(lambda e=effort: encode(small, "avif", effort=e), rounds)  # type: ignore[misc]
-            print(
-                f"  avif effort {effort}: render {avif_s * 1000:7.1f} ms ({avif_s / webp_s:4.2f}x"
-                f" WebP), encode {enc_s * 1000:7.1f} ms ({enc_s / webp_enc_s:4.2f}x),"
-                f" {len(avif.body)} bytes ({len(avif.body) / len(webp.body):4.2f}x)"
-            )
+        print(f"  webp q85 effort 2: render {webp_s * 1000:7.1f} ms, encode "
+              f"{webp_enc_s * 1000:6.1f} ms, {len(webp.body)} bytes, "
+              f"PSNR {psnr(small, webp.body):.2f} dB")  # fmt: skip
+        for quality, efforts in ((85, range(5)), (65, (0, 2))):
+            for effort in efforts:
+                avif_s, avif = median_s(
+                    lambda e=effort, q=quality: render(  # type: ignore[misc]
+                        settings, photo, {"w": "800", "f": "avif", "q": str(q)}, avif_effort=e
+                    ),
+                    rounds,
+                )
+                enc_s, _ = median_s(
+                    lambda e=effort, q=quality: encode(small, "avif", quality=q, effort=e),  # type: ignore[misc]
+                    rounds,
+                )
+                print(
+                    f"  avif q{quality} effort {effort}: render {avif_s * 1000:7.1f} ms "
+                    f"({avif_s / webp_s:5.2f}x WebP), encode {enc_s * 1000:6.1f} ms "
+                    f"({enc_s / webp_enc_s:5.2f}x), {len(avif.body)} bytes "
+                    f"({len(avif.body) / len(webp.body):4.2f}x), "
+                    f"PSNR {psnr(small, avif.body):.2f} dB"
+                )
 
         print("\nmax_bytes, width=800&format=webp, budget = half the q85 size")
         budget = len(webp.body) // 2
@@ -107,9 +123,13 @@ def main() -> int:
             lambda: render(settings, photo, {"w": "800", "f": "webp", "max_bytes": str(budget)}),
             rounds,
         )
-        search = fit_quality(lambda q: encode(small, "webp", quality=q, effort=2), 85, budget)
+        search_s, search = median_s(
+            lambda: fit_quality(lambda q: encode(small, "webp", quality=q, effort=2), 85, budget),
+            rounds,
+        )
         print(
-            f"  {budget_s * 1000:.1f} ms = {budget_s / webp_s:.2f}x one render "
+            f"  render {budget_s * 1000:.1f} ms = {budget_s / webp_s:.2f}x one render; the search "
+            f"alone {search_s * 1000:.1f} ms = {search_s / webp_enc_s:.2f}x one q85 encode "
             f"({search.encodes} encodes, quality {fitted.quality}, {len(fitted.body)} bytes "
             f"<= {budget})"
         )

@@ -65,7 +65,7 @@ class Settings(BaseSettings):
     render_workers: int = Field(default_factory=_default_render_workers, ge=1)
     render_queue: int = Field(default=64, ge=0)
     webp_effort: int = Field(default=2, ge=0, le=6)
-    avif_effort: int = Field(default=2, ge=0, le=9)
+    avif_effort: int = Field(default=0, ge=0, le=9)  # docs/benchmarks.md: AVIF against WebP
     vips_concurrency: int = Field(default=1, ge=1)
     fast_shrink: bool = True
     asset_max_bytes: int = Field(default=8 * 1024 * 1024, ge=1)

@@ -112,7 +112,10 @@ def test_negotiation_follows_the_operators_order() -> None:
 
 def test_avif_is_chosen_within_its_limit_only() -> None:
     both = Negotiation.from_accept(CHROME, auto=("avif", "webp"))
-    assert plan({"w": "400"}, negotiation=both).output == "avif"
+    negotiated = plan({"w": "400"}, negotiation=both)
+    assert (negotiated.output, negotiated.quality) == ("avif", 65)  # AVIF's own scale
+    assert plan({"w": "400", "q": "40"}, negotiation=both).quality == 31
+    assert plan({"w": "400", "format": "avif"}, negotiation=both).quality == 85  # as asked
     big = SourceInfo(3000, 2000, 1, False, "jpeg")
     assert plan({}, big, negotiation=both).output == "webp"
     only = Negotiation.from_accept("image/avif", auto=("avif",))

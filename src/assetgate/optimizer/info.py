@@ -4,11 +4,12 @@ What a page needs before the pixels: the displayed size (after EXIF orientation)
 alpha, colour space, file size, a dominant colour, and three placeholders - a BlurHash, a
 ThumbHash (base64) and a tiny WebP as a ``data:`` URL (Next.js ``blurDataURL``). The decode is
 shrink-on-load to at most ``SMALL`` px a side (a JPEG is DCT-scaled by 8 while it is read), so the
-answer costs a fraction of a render (docs/benchmarks.md). Encoders: BlurHash with
-``blurhash-python`` (Wolt's C reference encoder; the pure-Python ``blurhash`` was weighed and is
-~10x slower), ThumbHash with ``fast-thumbhash`` (Rust bindings of the reference ``thumbhash``
-crate; the pure-Python ``thumbhash`` port was weighed: 100x slower, and its encoder fails on any
-image with alpha). Both from one ``HASH`` px image, as their authors recommend scaling first.
+answer costs little more than reading the file's entropy-coded data (docs/benchmarks.md).
+Encoders weighed (docs/optimizer.md): BlurHash with ``blurhash-python``, Wolt's C reference
+encoder, over the pure-Python ``blurhash``; ThumbHash with ``fast-thumbhash``, bindings of the
+reference Rust crate, over the pure-Python ``thumbhash`` port (0.1 ms against 12 ms on 32x24, and
+its encoder fails on any image with alpha). Both hash the one ``SMALL`` px image, as their authors
+recommend scaling first.
 """
 
 from __future__ import annotations
@@ -27,9 +28,8 @@ from assetgate.imaging.formats import ImageInput, InputFormat, SourceInfo
 from assetgate.imaging.load import open_image
 from assetgate.imaging.pillow import to_pillow
 
-#: Longest side of the small decode, of the hashes' input and of the ``data:`` placeholder.
-SMALL: Final = 64
-HASH: Final = 32
+#: Longest side of the small decode (the hashes' input) and of the ``data:`` placeholder.
+SMALL: Final = 32
 PLACEHOLDER: Final = 16
 _SPACES: Final = {
     "srgb": "srgb", "rgb": "srgb", "b-w": "b-w", "cmyk": "cmyk", "rgb16": "rgb16",
@@ -63,13 +63,13 @@ def placeholders(small: pyvips.Image) -> dict[str, str]:
     rgba = small if small.hasalpha() else small.bandjoin_const([255])
     if rgba.bands < 4:  # grey + alpha
         rgba = rgba.colourspace("srgb")
-    hashed = to_pillow(rgba.thumbnail_image(HASH, height=HASH))
+    hashed = to_pillow(rgba)
     width, height = hashed.size
     across, down = (4, 3) if width >= height else (3, 4)
     tiny = rgba.thumbnail_image(PLACEHOLDER, height=PLACEHOLDER)
     webp = encode_webp_still(to_pillow(tiny), quality=40)
     return {
-        "dominant_color": dominant_color(to_pillow(rgba).tobytes()),
+        "dominant_color": dominant_color(hashed.tobytes()),
         "blurhash": blurhash.encode(hashed.convert("RGB"), across, down),
         "thumbhash": base64.b64encode(
             bytes(fast_thumbhash.rgba_to_thumb_hash(width, height, hashed.tobytes()))

@@ -38,7 +38,7 @@ class Job:
     negotiation: Negotiation
     limits: Limits
     webp_effort: int = 2
-    avif_effort: int = 2
+    avif_effort: int = 0
     fast_shrink: bool = True
     watermarks: Watermarks = field(default_factory=lambda: NO_WATERMARKS)
 

@@ -95,9 +95,10 @@ async def lifespan(res: Resources) -> AsyncIterator[OptimizerState]:
         )
     yield OptimizerState(
         # The shrink mode changes JPEG output bytes, so it is part of every image ETag.
-        # So do the watermarks' images and placements.
+        # So do the encoders' efforts and the watermarks' images and placements.
         engine=engine_version()
         + ("/fast-shrink" if settings.fast_shrink else "")
+        + f"/effort-webp{settings.webp_effort}-avif{settings.avif_effort}"
         + (f"/watermarks-{fingerprint(watermarks)}" if watermarks else ""),
         limits=Limits.from_settings(settings, res.decode_limits),
         cors={
