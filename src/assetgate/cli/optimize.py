@@ -32,6 +32,7 @@ from assetgate.optimizer.params import PARAMS, Param
 from assetgate.optimizer.plan import Limits, Negotiation
 from assetgate.optimizer.render import Job, process
 from assetgate.optimizer.spec import ImageSpec, parse_spec
+from assetgate.optimizer.watermarks import NO_WATERMARKS, Watermarks, parse_watermarks
 from assetgate.settings import Settings
 
 IMAGE_PARAMS: Final = tuple(param for param in PARAMS if param.image)
@@ -105,6 +106,10 @@ def run(args: argparse.Namespace) -> int:
         for variant, _ in variants:
             parse_spec(variant)  # every flag checked before any work
         settings = load_settings({}, {})
+        watermarks = parse_watermarks(settings.watermarks, os.path.realpath(settings.root))
+    except ValueError as exc:  # ASSETGATE_WATERMARKS names files under ASSETGATE_ROOT
+        print(f"assetgate: ASSETGATE_WATERMARKS: {exc}", file=sys.stderr)
+        return 2
     except AppError as exc:
         name = exc.param or "srcset"
         text = exc.message.removeprefix(f"{exc.param}: ") if exc.param else exc.message
@@ -122,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
         for variant, suffix in variants
     ]
     vips.configure(settings)
-    results = _run_all(tasks, args.dest, settings, max(1, args.jobs))
+    results = _run_all(tasks, args.dest, settings, max(1, args.jobs), watermarks)
     console = Console()
     console.print(summary(results))
     failures = [done for done in results if done.error is not None]
@@ -155,7 +160,9 @@ def _images(src: Path, dest: Path) -> Iterator[Path]:
                 yield Path(folder, name)
 
 
-def _run_all(tasks: list[Task], dest: Path, settings: Settings, jobs: int) -> list[Done]:
+def _run_all(
+    tasks: list[Task], dest: Path, settings: Settings, jobs: int, watermarks: Watermarks
+) -> list[Done]:
     limits = Limits.from_settings(settings)
     results: list[Done] = []
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -163,14 +170,22 @@ def _run_all(tasks: list[Task], dest: Path, settings: Settings, jobs: int) -> li
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
         bar = progress.add_task("optimizing", total=len(tasks))
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(optimize_one, t, dest, limits, settings) for t in tasks]
+            futures = [
+                pool.submit(optimize_one, t, dest, limits, settings, watermarks) for t in tasks
+            ]
             for future in as_completed(futures):
                 results.append(future.result())
                 progress.advance(bar)
     return sorted(results, key=lambda done: (str(done.task.relative), done.task.suffix))
 
 
-def optimize_one(task: Task, dest: Path, limits: Limits, settings: Settings) -> Done:
+def optimize_one(
+    task: Task,
+    dest: Path,
+    limits: Limits,
+    settings: Settings,
+    watermarks: Watermarks = NO_WATERMARKS,
+) -> Done:
     """spec -> plan -> render for one file; every failure becomes a reason, never a crash."""
     try:
         size = task.source.stat().st_size
@@ -185,12 +200,12 @@ def optimize_one(task: Task, dest: Path, limits: Limits, settings: Settings) -> 
             spec=spec,
             negotiation=Negotiation(webp=False),  # no Accept: the input format unless --format
             limits=limits,
+            watermarks=watermarks,
         )
         outcome = process(job)
         stem = task.relative.with_suffix("").name + task.suffix
-        target = (
-            dest / task.relative.parent / f"{stem}.{EXTENSIONS.get(outcome.output, outcome.output)}"
-        )
+        extension = "json" if outcome.info else EXTENSIONS.get(outcome.output, outcome.output)
+        target = dest / task.relative.parent / f"{stem}.{extension}"
         target.parent.mkdir(parents=True, exist_ok=True)
         if outcome.body is None:
             shutil.copyfile(task.source, target)

@@ -36,6 +36,33 @@ _RESPONSE_HEADERS: Final[dict[str, tuple[dict[str, Any], str]]] = {
         {"type": "string", "enum": list(MEDIA_TYPES)},
         "Actual image output format.",
     ),
+    "X-Output-Quality": (
+        {"type": "integer", "minimum": 1, "maximum": 100},
+        "Extension: the quality a `max_bytes` search settled on.",
+    ),
+    "X-Optimizer-Budget": (
+        {"type": "string", "enum": ["met", "exceeded"]},
+        "Extension: whether the answer fits `max_bytes` (`exceeded`: even the lowest quality "
+        "did not; this is the smallest).",
+    ),
+}
+_INFO: Final = {
+    "type": "object",
+    "description": "Extension: the answer to `info=1` (docs/optimizer.md).",
+    "properties": {
+        "width": {"type": "integer"},
+        "height": {"type": "integer"},
+        "format": {"type": "string"},
+        "frames": {"type": "integer"},
+        "has_alpha": {"type": "boolean"},
+        "orientation": {"type": "integer"},
+        "color_space": {"type": "string"},
+        "bytes": {"type": "integer"},
+        "dominant_color": {"type": "string", "pattern": "^#[0-9a-f]{6}$"},
+        "blurhash": {"type": "string"},
+        "thumbhash": {"type": "string"},
+        "placeholder": {"type": "string"},
+    },
 }
 
 _ERRORS: Final = {
@@ -78,6 +105,7 @@ def _responses(*, body: bool) -> dict[str, Any]:
     }
     if body:
         ok["content"] = {media: {"schema": _BINARY} for media in _BODY_TYPES}
+        ok["content"]["application/json"] = {"schema": _INFO}
     responses: dict[str, Any] = {
         "200": ok,
         "304": {"description": "Not modified (If-None-Match / If-Modified-Since)."},
