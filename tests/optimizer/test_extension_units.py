@@ -187,3 +187,36 @@ def test_watermark_setting_is_checked(tmp_path: Path) -> None:
     ]:
         with pytest.raises(ValueError, match=message):
             parse_watermarks(text, root)
+
+
+@pytest.mark.parametrize(
+    ("query", "width", "height"),
+    [
+        ({"dpr": "2", "width": "100"}, 200, None),
+        ({"dpr": "1.5", "width": "101", "height": "20"}, 152, 30),
+        ({"dpr": "8", "width": "40000"}, 50_000, None),  # capped at the spec's maximum side
+        ({"dpr": "3"}, None, None),  # nothing to multiply
+    ],
+)
+def test_dpr_is_folded_into_the_sides(
+    query: dict[str, str], width: int | None, height: int | None
+) -> None:
+    spec = parse_spec(query)
+    assert (spec.width, spec.height) == (width, height)
+
+
+def test_canonical_spec_drops_what_cannot_change_the_answer() -> None:
+    assert parse_spec({"fit": "pad", "w": "10"}).cache_key() == parse_spec({"w": "10"}).cache_key()
+    assert parse_spec({"info": "1", "w": "10", "blur": "5"}).cache_key() == (
+        parse_spec({"info": "1"}).cache_key()
+    )
+    gravity = {"w": "10", "h": "10", "crop_gravity": "north"}
+    assert parse_spec(gravity).cache_key() == parse_spec({"w": "10", "h": "10"}).cache_key()
+    assert parse_spec({**gravity, "fit": "cover"}).cache_key() != (
+        parse_spec({"w": "10", "h": "10", "fit": "cover"}).cache_key()
+    )
+    smart = {"aspect_ratio": "1:1", "crop_gravity": "smart"}
+    assert parse_spec(smart).cache_key() != parse_spec({"aspect_ratio": "1:1"}).cache_key()
+    assert parse_spec({"aspect_ratio": "1:1", "crop_gravity": "north"}).cache_key() == (
+        parse_spec({"aspect_ratio": "1:1"}).cache_key()
+    )

@@ -452,3 +452,16 @@ async def test_changing_the_logo_changes_the_etag(
     async with custom_client(watermarks=config) as client:
         second = (await client.head("/photo.jpg?watermark=logo", headers=OLD)).headers["etag"]
     assert first != second
+
+
+async def test_edges_of_trim_and_flattening(opt: httpx.AsyncClient, docroot: Path) -> None:
+    (docroot / "dot.png").write_bytes(make.png(2, 2))
+    dot = decoded(await opt.get("/dot.png?trim=true&format=png", headers=PNG))
+    assert (dot.width, dot.height) == (2, 2)  # too small to trim: left whole, no error
+    clear = Image.new("LA", (20, 10), (90, 0))
+    clear.paste((90, 255), (10, 0, 20, 10))
+    save(docroot / "grey-alpha.png", clear)
+    red = decoded(await opt.get("/grey-alpha.png?format=jpeg&background=ff0000", headers=OLD))
+    assert red.bands == 3  # a grey image flattened onto a colour shows the colour
+    assert near(red(3, 5), (255, 0, 0), 8)
+    assert near(red(15, 5), (90, 90, 90), 8)

@@ -139,7 +139,10 @@ def colour(image: pyvips.Image, plan: Plan) -> pyvips.Image:
 
 def trim(image: pyvips.Image, threshold: int) -> pyvips.Image:
     """Cut the borders of the top-left corner's colour (``find_trim``: differences above
-    ``threshold`` in 8-bit units count as content). A uniform image is left whole."""
+    ``threshold`` in 8-bit units count as content). A uniform image is left whole, and so is
+    one under 3 px a side (``find_trim`` median-filters 3x3 first and refuses smaller ones)."""
+    if image.width < 3 or image.height < 3:
+        return image
     bands = image.bands - int(image.hasalpha())
     colour = image.extract_band(0, n=bands) if image.hasalpha() else image
     corner = colour.getpoint(0, 0)
@@ -178,7 +181,9 @@ def flatten(image: pyvips.Image, plan: Plan) -> pyvips.Image:
     """JPEG has no alpha: flattened here onto ``background`` (the encoder would use white)."""
     if plan.output != "jpeg" or not image.hasalpha() or plan.background == WHITE:
         return image
-    colour = list(plan.background) if image.bands > 2 else [sum(plan.background) / 3]
+    if len(set(plan.background)) > 1:  # a colour: a grey image becomes sRGB to show it
+        image = _as_rgb(image)
+    colour = list(plan.background) if image.bands > 2 else [plan.background[0]]
     return image.flatten(background=colour).cast("uchar")
 
 
