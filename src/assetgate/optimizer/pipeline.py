@@ -12,6 +12,7 @@ mixes two frames. The README maps every filter number to the libvips operation u
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Final
 
@@ -158,16 +159,8 @@ def stamp(image: pyvips.Image, plan: Plan) -> pyvips.Image:
     mark = plan.watermark
     if mark is None:
         return image
-    logo = to_srgb8(pyvips.Image.new_from_buffer(mark.data, "", fail_on="error"))
-    logo = logo.thumbnail_image(
-        max(1, round(image.width * mark.size)), height=max(1, image.height - 2 * mark.margin)
-    )
-    if not logo.hasalpha():
-        logo = logo.bandjoin_const([255])
-    if mark.opacity < 1.0:
-        logo = logo.extract_band(0, n=3).bandjoin(
-            (logo.extract_band(3) * mark.opacity).cast("uchar")
-        )
+    box = (max(1, round(image.width * mark.size)), max(1, image.height - 2 * mark.margin))
+    logo = _logo(mark.data, box, mark.opacity)
     spare_x = max(0, image.width - logo.width - 2 * mark.margin)
     spare_y = max(0, image.height - logo.height - 2 * mark.margin)
     x, y = place(mark.gravity, spare_x, spare_y)
@@ -175,6 +168,19 @@ def stamp(image: pyvips.Image, plan: Plan) -> pyvips.Image:
     base = _as_rgb(image)
     out = base.composite2(logo, "over", x=x + mark.margin, y=y + mark.margin).cast("uchar")
     return out if had_alpha else out.extract_band(0, n=3)
+
+
+@functools.lru_cache(maxsize=32)
+def _logo(data: bytes, box: tuple[int, int], opacity: float) -> pyvips.Image:
+    """A watermark decoded, fitted into ``box`` and faded, in memory: once for all the frames
+    of an animation and for every request of that output size."""
+    logo = to_srgb8(pyvips.Image.new_from_buffer(data, "", fail_on="error"))
+    logo = logo.thumbnail_image(box[0], height=box[1])
+    if not logo.hasalpha():
+        logo = logo.bandjoin_const([255])
+    if opacity < 1.0:
+        logo = logo.extract_band(0, n=3).bandjoin((logo.extract_band(3) * opacity).cast("uchar"))
+    return logo.copy_memory()
 
 
 def flatten(image: pyvips.Image, plan: Plan) -> pyvips.Image:
