@@ -66,7 +66,7 @@ class Settings(BaseSettings):
     render_workers: int = Field(default_factory=_default_render_workers, ge=1)
     render_queue: int = Field(default=64, ge=0)
     webp_effort: int = Field(default=2, ge=0, le=6)
-    avif_effort: int = Field(default=2, ge=0, le=9)
+    avif_effort: int = Field(default=0, ge=0, le=9)  # docs/benchmarks.md: AVIF against WebP
     vips_concurrency: int = Field(default=1, ge=1)
     fast_shrink: bool = True
     asset_max_bytes: int = Field(default=8 * 1024 * 1024, ge=1)
@@ -75,6 +75,9 @@ class Settings(BaseSettings):
     minify_workers: int = Field(default=0, ge=0)  # 0: half the cores, at least one
     minify_timeout_s: float = Field(default=5.0, gt=0)
     max_jpeg_scans: int = Field(default=100, ge=1)
+    # images for the modern web (issue 25; docs/optimizer.md "Extensions")
+    auto_formats: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["webp"])
+    watermarks: str = ""  # JSON, checked against the root at start (optimizer.watermarks)
 
     # --- package library (B) ------------------------------------------------------------------
     store: Path = Field(default_factory=_default_store)
@@ -171,6 +174,20 @@ class Settings(BaseSettings):
     def _comma_separated(cls, value: object) -> object:
         """Lists come from the environment as ``a,b,c``, not JSON."""
         return _split_csv(value)
+
+    @field_validator("auto_formats", mode="before")
+    @classmethod
+    def _auto_formats(cls, value: object) -> object:
+        """``avif,webp``: the formats ``Accept`` may pick, best first (only these two)."""
+        value = _split_csv(value)
+        if isinstance(value, list):
+            formats = [str(name).lower() for name in value]
+            if any(name not in ("avif", "webp") for name in formats):
+                raise ValueError("expected a comma-separated list of avif and webp")
+            if len(set(formats)) != len(formats):
+                raise ValueError("a format is listed twice")
+            return formats
+        return value
 
     @field_validator("signing_keys")
     @classmethod

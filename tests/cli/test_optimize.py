@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -173,3 +174,29 @@ def test_no_transformation_decodes_every_file_and_keeps_what_it_cannot_shrink(
     assert "heavy.jpg" not in kept
     cells = next(row for row in rows_of(out) if row[0] == "3")
     assert cells[:5] == ["3", "1", "1", "1", "2"]
+
+
+def test_extensions_on_the_command_line(
+    src: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The issue-25 flags come from the table too: info writes JSON, a watermark is stamped."""
+    (src / "broken.jpg").unlink()
+    (src / "cut.png").unlink()
+    root = tmp_path / "root"
+    image(root / "logo.png", (20, 20), (0, 255, 0), "PNG")
+    monkeypatch.setenv("ASSETGATE_ROOT", str(root))
+    monkeypatch.setenv(
+        "ASSETGATE_WATERMARKS", '{"logo": {"path": "logo.png", "gravity": "northwest"}}'
+    )
+    info = tmp_path / "info"
+    assert main(["optimize", str(src), str(info), "--info", "1"]) == 0
+    assert json.loads((info / "a.json").read_text())["width"] == 200
+    stamped = tmp_path / "stamped"
+    flags = ["--watermark", "logo", "--dpr", "2", "--width", "50", "--height", "50", "--fit",
+             "pad", "--format", "png"]  # fmt: skip
+    assert main(["optimize", str(src), str(stamped), *flags]) == 0
+    with Image.open(stamped / "a.png") as a:
+        assert a.size == (100, 100)
+        assert a.convert("RGB").getpixel((5, 5))[1] > 200  # the green logo, top left
+    monkeypatch.setenv("ASSETGATE_WATERMARKS", '{"logo": {"path": "missing.png"}}')
+    assert main(["optimize", str(src), str(tmp_path / "x"), "--width", "5"]) == 2

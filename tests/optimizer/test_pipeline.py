@@ -38,7 +38,7 @@ def mean(image: pyvips.Image, band: int = 0) -> float:
 
 def test_steps_follow_rule_1() -> None:
     assert [step.__name__ for step in STEPS] == [
-        "crop", "resize", "orient", "blur_sharpen", "tone", "colour",
+        "crop", "resize", "pad", "orient", "blur_sharpen", "tone", "colour", "stamp", "flatten",
     ]  # fmt: skip
 
 

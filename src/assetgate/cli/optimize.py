@@ -35,6 +35,7 @@ from assetgate.optimizer.params import PARAMS, Param
 from assetgate.optimizer.plan import Limits, Negotiation
 from assetgate.optimizer.render import Job, Outcome, prepare, render
 from assetgate.optimizer.spec import parse_spec
+from assetgate.optimizer.watermarks import NO_WATERMARKS, Watermarks, parse_watermarks
 from assetgate.settings import Settings
 
 IMAGE_PARAMS: Final = tuple(param for param in PARAMS if param.image)
@@ -128,6 +129,10 @@ def run(args: argparse.Namespace) -> int:
         for variant in variants:
             parse_spec(variant)  # every flag checked before any work
         settings = load_settings({}, {})
+        watermarks = parse_watermarks(settings.watermarks, os.path.realpath(settings.root))
+    except ValueError as exc:  # ASSETGATE_WATERMARKS names files under ASSETGATE_ROOT
+        print(f"assetgate: ASSETGATE_WATERMARKS: {exc}", file=sys.stderr)
+        return 2
     except AppError as exc:
         name = exc.param or "srcset"
         text = exc.message.removeprefix(f"{exc.param}: ") if exc.param else exc.message
@@ -144,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
         for path in _images(args.src, args.dest)
     ]
     vips.configure(settings)
-    results = _run_all(tasks, args.dest, settings, max(1, args.jobs))
+    results = _run_all(tasks, args.dest, settings, max(1, args.jobs), watermarks)
     console = Console()
     console.print(summary(results))
     kept = [done for done in results if done.error is None and done.kept]
@@ -180,7 +185,9 @@ def _images(src: Path, dest: Path) -> Iterator[Path]:
                 yield Path(folder, name)
 
 
-def _run_all(tasks: list[Task], dest: Path, settings: Settings, jobs: int) -> list[Done]:
+def _run_all(
+    tasks: list[Task], dest: Path, settings: Settings, jobs: int, watermarks: Watermarks
+) -> list[Done]:
     limits = Limits.from_settings(settings)
     results: list[Done] = []
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -188,20 +195,28 @@ def _run_all(tasks: list[Task], dest: Path, settings: Settings, jobs: int) -> li
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
         bar = progress.add_task("optimizing", total=len(tasks))
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(optimize_one, t, dest, limits, settings) for t in tasks]
+            futures = [
+                pool.submit(optimize_one, t, dest, limits, settings, watermarks) for t in tasks
+            ]
             for future in as_completed(futures):
                 results.append(future.result())
                 progress.advance(bar)
     return sorted(results, key=lambda done: str(done.task.relative))
 
 
-def optimize_one(task: Task, dest: Path, limits: Limits, settings: Settings) -> Done:
+def optimize_one(
+    task: Task,
+    dest: Path,
+    limits: Limits,
+    settings: Settings,
+    watermarks: Watermarks = NO_WATERMARKS,
+) -> Done:
     """Every variant of one file, or the file's one failure; every failure becomes a reason.
 
     Each image is decoded whole, even when nothing is asked of it (``reencode``): a damaged file
     fails instead of being copied. A variant is named by the width it really has, and a width
     that comes out like one already made (a source narrower than several ``--srcset`` widths) is
-    made once."""
+    made once. ``--info 1`` writes the image's facts as ``.json``."""
     try:
         size = task.source.stat().st_size
     except OSError as exc:
@@ -216,6 +231,7 @@ def optimize_one(task: Task, dest: Path, limits: Limits, settings: Settings) -> 
                 spec=parse_spec(query),
                 negotiation=Negotiation(webp=False),  # no Accept: the input format unless --format
                 limits=limits,
+                watermarks=watermarks,
             )
             ready = prepare(job, reencode=True)
             width = ready.width if isinstance(ready, Outcome) else ready.plan.width
@@ -223,7 +239,8 @@ def optimize_one(task: Task, dest: Path, limits: Limits, settings: Settings) -> 
                 continue
             outcome = ready if isinstance(ready, Outcome) else render(job, ready)
             stem = task.relative.with_suffix("").name + (f"-{width}w" if task.srcset else "")
-            made[width] = (f"{stem}.{EXTENSIONS.get(outcome.output, outcome.output)}", outcome)
+            extension = "json" if outcome.info else EXTENSIONS.get(outcome.output, outcome.output)
+            made[width] = (f"{stem}.{extension}", outcome)
     except AppError as exc:
         return Done(task, size, error=exc.message)
     try:

@@ -16,6 +16,7 @@ from assetgate.cli.listen import ListenError, bind
 from assetgate.cli.settings_errors import load_settings
 from assetgate.cli.supervisor import run_server
 from assetgate.optimizer.presets import load_presets
+from assetgate.optimizer.watermarks import parse_watermarks
 from assetgate.settings import Settings
 from assetgate.web.logs import configure_logging
 from assetgate.web.ratelimit import shared_budget_problem
@@ -67,6 +68,11 @@ def run(args: argparse.Namespace) -> int:
         load_presets(settings.presets)
     except ValueError as exc:
         print(f"assetgate: ASSETGATE_PRESETS: {exc}", file=sys.stderr)
+        return 2
+    try:
+        parse_watermarks(settings.watermarks, os.path.realpath(settings.root))
+    except ValueError as exc:
+        print(f"assetgate: ASSETGATE_WATERMARKS: {exc}", file=sys.stderr)
         return 2
     given = {key: FLAGS[key] if key in overrides else f"ASSETGATE_{key.upper()}" for key in FLAGS}
     try:

@@ -7,7 +7,8 @@ encodes a photo in about 20 % less CPU time than pyvips-binary's (3 MP JPEG: 188
 ``bench/convert.py``). Pillow releases the GIL inside ``WebPEncode``, so encodes overlap.
 
 Efforts are chosen for a server, not an archive: WebP effort 2 costs half of libwebp's default for
-about 2 % more bytes, and AVIF effort 2 keeps an 800 px encode well under half a second. Every
+about 2 % more bytes; AVIF effort 0 (aom speed 9) encodes an 800 px photo in a fifth of effort 2's
+time for the same bytes and PSNR (docs/benchmarks.md, "AVIF against WebP"). Every
 saver runs with ``keep="none"``: EXIF (GPS!), XMP, IPTC and ICC are dropped; pixels are already
 sRGB (``load.to_srgb8``), which is what a browser assumes for an untagged image.
 
@@ -42,7 +43,7 @@ DEFAULT_EFFORT: Final[Mapping[OutputFormat, int]] = {
     "png": 6,
     "gif": 4,
     "webp": 2,
-    "avif": 2,
+    "avif": 0,
 }
 _WHITE: Final = [255, 255, 255]
 

@@ -36,6 +36,33 @@ _RESPONSE_HEADERS: Final[dict[str, tuple[dict[str, Any], str]]] = {
         {"type": "string", "enum": list(MEDIA_TYPES)},
         "Actual image output format.",
     ),
+    "X-Output-Quality": (
+        {"type": "integer", "minimum": 1, "maximum": 100},
+        "Extension: the quality a `max_bytes` search settled on.",
+    ),
+    "X-Optimizer-Budget": (
+        {"type": "string", "enum": ["met", "exceeded"]},
+        "Extension: whether the answer fits `max_bytes` (`exceeded`: even the lowest quality "
+        "did not; this is the smallest).",
+    ),
+}
+_INFO: Final = {
+    "type": "object",
+    "description": "Extension: the answer to `info=1` (docs/optimizer.md).",
+    "properties": {
+        "width": {"type": "integer"},
+        "height": {"type": "integer"},
+        "format": {"type": "string"},
+        "frames": {"type": "integer"},
+        "has_alpha": {"type": "boolean"},
+        "orientation": {"type": "integer"},
+        "color_space": {"type": "string"},
+        "bytes": {"type": "integer"},
+        "dominant_color": {"type": "string", "pattern": "^#[0-9a-f]{6}$"},
+        "blurhash": {"type": "string"},
+        "thumbhash": {"type": "string"},
+        "placeholder": {"type": "string"},
+    },
 }
 
 _ERRORS: Final = {
@@ -57,16 +84,21 @@ EXAMPLE_FILE: Final = "landscape.jpg"
 
 
 def parameter(param: Param, *, required: bool = False) -> dict[str, Any]:
-    described: dict[str, Any] = {
+    row: dict[str, Any] = {
         "name": param.name,
         "in": "query",
         "required": required,
-        "description": param.doc,
+        "description": ("Extension (not in the interface spec): " if param.extension else "")
+        + param.doc,
         "schema": param.schema() | ({"minLength": 1} if required else {}),
     }
     if param.name == "file":
-        described["example"] = EXAMPLE_FILE
-    return described
+        row["example"] = EXAMPLE_FILE
+    elif param.example:
+        row["example"] = param.example
+    if param.extension:
+        row["x-extension"] = True
+    return row
 
 
 #: What a reader (and schemathesis's stateful phase) can do next with the file just answered.
@@ -95,6 +127,7 @@ def _responses(*, body: bool, links: dict[str, Any] | None = None) -> dict[str, 
     }
     if body:
         ok["content"] = {media: {"schema": _BINARY} for media in _BODY_TYPES}
+        ok["content"]["application/json"] = {"schema": _INFO}
     if links:
         ok["links"] = links
     responses: dict[str, Any] = {

@@ -20,7 +20,10 @@ from assetgate.web.params import read_bool, read_choice, read_flag, read_int, re
 Gravity = Literal[
     "center", "north", "south", "east", "west", "northeast", "northwest", "southeast", "southwest"
 ]
-Kind = Literal["int", "choice", "bool", "flag", "str", "strength"]
+#: ``crop_gravity`` adds ``smart`` (libvips' attention crop) to the nine fixed positions.
+CropGravity = Gravity | Literal["smart"]
+Fit = Literal["inside", "cover", "fill", "pad"]
+Kind = Literal["int", "choice", "bool", "flag", "str", "strength", "number"]
 
 GRAVITIES: Final[tuple[Gravity, ...]] = (
     "center",
@@ -62,6 +65,17 @@ CROP_PATTERN = re.compile(rf"({SIDE}),({SIDE})(?:,({_COORD}),({_COORD}))?")
 RATIO_PATTERN = re.compile(rf"({_POSITIVE}):({_POSITIVE})")
 FOCUS_PATTERN = re.compile(rf"({SIDE}),({SIDE}),(?:({_COORD}),({_COORD})|({_UNIT}),({_UNIT}))")
 TINT_PATTERN = re.compile(r"[0-9a-fA-F]{6}")
+BACKGROUND_PATTERN = re.compile(r"[0-9a-fA-F]{6}(?:[0-9a-fA-F]{2})?")
+#: A decimal number as ``dpr`` takes it (its range is checked on the value).
+NUMBER_PATTERN = re.compile(r"[0-9]{1,2}(?:\.[0-9]{1,40})?")
+#: A configured name (watermarks, presets).
+NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
+FITS: Final[tuple[Fit, ...]] = ("inside", "cover", "fill", "pad")
+#: ``trim=true``: libvips' own default threshold (8-bit units from the corner colour).
+DEFAULT_TRIM: Final = 10
+MAX_DPR: Final = 8
+#: Largest ``max_bytes`` (1 GiB: far above any image the limits let through).
+MAX_BYTES: Final = 1 << 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +94,13 @@ class Param:
     expected: str = ""
     max_len: int = MAX_STR
     image: bool = True  # False: only meaningful for CSS/JS
+    #: A valid value other than the default: the OpenAPI example, and the value the table-walking
+    #: test (tests/optimizer/test_table.py) checks changes the ETag and the cache key.
+    example: str = ""
+    #: Not in spec §4.1: an assetgate extension (docs/optimizer.md, ``x-extension`` in OpenAPI).
+    extension: bool = False
+    #: ``strength`` kind: the value ``true`` stands for.
+    on: int = DEFAULT_SHARPEN
 
     def read(self, query: Mapping[str, str]) -> Any:
         if self.kind == "int":
@@ -96,7 +117,9 @@ class Param:
         if self.kind == "flag":
             return read_flag(query, self.name)
         if self.kind == "strength":
-            return _read_strength(query, self.name, self.high)
+            return _read_strength(query, self.name, self.low, self.high, self.on)
+        if self.kind == "number":
+            return _read_number(query, self.name, self.low, self.high)
         assert self.pattern is not None
         return read_str(
             query, self.name, min_len=1, max_len=self.max_len, pattern=re.compile(self.pattern),
@@ -113,6 +136,8 @@ class Param:
             return {"type": "boolean"}
         if self.kind == "flag":
             return {"type": "integer", "enum": [0, 1]}
+        if self.kind == "number":
+            return {"type": "number", "minimum": self.low, "maximum": self.high}
         if self.kind == "strength":
             return {
                 "oneOf": [
@@ -142,6 +167,8 @@ def _alias_of(param: Param) -> Param:
         high=param.high,
         choices=param.choices,
         pattern=param.pattern,
+        example=param.example,
+        extension=param.extension,
     )
 
 
@@ -158,14 +185,19 @@ FILE_PARAM: Final = Param(
 
 #: The optimizer's parameters, in the order of spec §4.1 (``file`` is read by the route).
 PARAMS: Final[tuple[Param, ...]] = (
-    _int("width", 1, MAX_SIDE, "Maximum output width; aspect ratio kept.", alias="w"),
-    _int("height", 1, MAX_SIDE, "Maximum output height; aspect ratio kept.", alias="h"),
+    _int(
+        "width", 1, MAX_SIDE, "Maximum output width; aspect ratio kept.", alias="w", example="100"
+    ),
+    _int(
+        "height", 1, MAX_SIDE, "Maximum output height; aspect ratio kept.", alias="h", example="50"
+    ),
     Param(
         "upscaling",
         "choice",
         "`resampling` allows enlargement (output capped at 24 MP).",
         choices=("off", "resampling"),
         default="off",
+        example="resampling",
     ),
     Param(
         "crop",
@@ -173,6 +205,7 @@ PARAMS: Final[tuple[Param, ...]] = (
         "`w,h` (placed by crop_gravity) or `w,h,x,y` (at coordinates).",
         pattern=CROP_PATTERN.pattern,
         expected=f"w,h or w,h,x,y (w,h 1..{MAX_SIDE}, x,y non-negative integers)",
+        example="20,10",
     ),
     Param(
         "aspect_ratio",
@@ -180,13 +213,15 @@ PARAMS: Final[tuple[Param, ...]] = (
         "Centre crop to `<number>:<number>`; `auto` = no crop.",
         pattern=rf"auto|{RATIO_PATTERN.pattern}",
         expected="auto or <positive number>:<positive number>",
+        example="16:9",
     ),
     Param(
         "crop_gravity",
         "choice",
         "Reference position of a two-value crop.",
-        choices=GRAVITIES,
+        choices=(*GRAVITIES, "smart"),
         default="center",
+        example="north",
     ),
     Param(
         "focus_crop",
@@ -194,31 +229,34 @@ PARAMS: Final[tuple[Param, ...]] = (
         "`w,h,x,y`: a w x h box centred on the focus point x,y (pixels or 0.0..1.0).",
         pattern=FOCUS_PATTERN.pattern,
         expected=f"w,h,x,y (w,h 1..{MAX_SIDE}; x,y in pixels or both 0.0..1.0)",
+        example="20,10,0.5,0.25",
     ),
-    Param("flip", "bool", "Vertical flip."),
-    Param("flop", "bool", "Horizontal flip."),
+    Param("flip", "bool", "Vertical flip.", example="true"),
+    Param("flop", "bool", "Horizontal flip.", example="true"),
     Param(
         "rotate",
         "choice",
         "Clockwise rotation in degrees.",
         choices=tuple(ROTATIONS),
         default="0",
+        example="90",
     ),
-    _int("blur", 0, 100, "Gaussian blur strength.", default=0),
-    Param("sharpen", "strength", "`true` or a strength 0..100.", low=0, high=100),
-    _int("brightness", -100, 100, "Negative darkens, positive brightens.", default=0),
-    _int("gamma", -100, 100, "Gamma correction.", default=0),
-    _int("contrast", -100, 100, "Contrast.", default=0),
-    _int("saturation", -100, 100, "Saturation.", default=0),
-    _int("hue", 0, 100, "Hue rotation amount (100 = a full turn).", default=0),
+    _int("blur", 0, 100, "Gaussian blur strength.", default=0, example="10"),
+    Param("sharpen", "strength", "`true` or a strength 0..100.", low=0, high=100, example="true"),
+    _int("brightness", -100, 100, "Negative darkens, positive brightens.", default=0, example="20"),
+    _int("gamma", -100, 100, "Gamma correction.", default=0, example="20"),
+    _int("contrast", -100, 100, "Contrast.", default=0, example="20"),
+    _int("saturation", -100, 100, "Saturation.", default=0, example="-50"),
+    _int("hue", 0, 100, "Hue rotation amount (100 = a full turn).", default=0, example="25"),
     Param(
         "tint",
         "str",
         "Colour as 6 hexadecimal digits, no `#`, multiplied into the image.",
         pattern=TINT_PATTERN.pattern,
         expected="6 hexadecimal digits",
+        example="ff8000",
     ),
-    _int("sepia", 0, 100, "Sepia strength.", default=0),
+    _int("sepia", 0, 100, "Sepia strength.", default=0, example="50"),
     _int(
         "quality",
         0,
@@ -226,6 +264,7 @@ PARAMS: Final[tuple[Param, ...]] = (
         "Quality of JPEG, WebP and AVIF output.",
         alias="q",
         default=DEFAULT_QUALITY,
+        example="60",
     ),
     Param(
         "format",
@@ -233,10 +272,76 @@ PARAMS: Final[tuple[Param, ...]] = (
         "Output format; default WebP when Accept allows it, else the input format.",
         alias="f",
         choices=tuple(FORMAT_CHOICES),
+        example="png",
     ),
-    Param("min", "flag", "1 minifies CSS or JavaScript.", image=False),
-    Param("compress", "flag", "1 gzip-compresses CSS or JavaScript.", image=False),
-    Param("safe", "flag", "1 selects the safe JavaScript minifier.", image=False),
+    Param("min", "flag", "1 minifies CSS or JavaScript.", image=False, example="1"),
+    Param("compress", "flag", "1 gzip-compresses CSS or JavaScript.", image=False, example="1"),
+    Param("safe", "flag", "1 selects the safe JavaScript minifier.", image=False, example="1"),
+    # --- extensions (docs/optimizer.md "Extensions"): none changes an answer unless given -------
+    Param(
+        "dpr",
+        "number",
+        "Device pixel ratio 1..8 (decimals allowed): multiplies width and height.",
+        low=1,
+        high=MAX_DPR,
+        example="2",
+        extension=True,
+    ),
+    Param(
+        "fit",
+        "choice",
+        "With width and height: `inside` (aspect kept), `cover` (fill the box, crop by "
+        "crop_gravity), `fill` (stretch), `pad` (inside, then extend to exactly the box).",
+        choices=FITS,
+        default="inside",
+        example="pad",
+        extension=True,
+    ),
+    Param(
+        "background",
+        "str",
+        "`rrggbb` or `rrggbbaa`: padding colour and the colour alpha is flattened onto for JPEG.",
+        pattern=BACKGROUND_PATTERN.pattern,
+        expected="6 or 8 hexadecimal digits (rrggbb or rrggbbaa)",
+        example="ff0000",
+        extension=True,
+    ),
+    Param(
+        "trim",
+        "strength",
+        "`true` or a threshold 1..100: cut borders of the top-left corner's colour first.",
+        low=1,
+        high=100,
+        on=DEFAULT_TRIM,
+        example="true",
+        extension=True,
+    ),
+    _int(
+        "max_bytes",
+        1,
+        MAX_BYTES,
+        "JPEG, WebP, AVIF: the highest quality up to `quality` whose output fits in this many "
+        "bytes (X-Optimizer-Budget says when even the lowest does not).",
+        example="20000",
+        extension=True,
+    ),
+    Param(
+        "info",
+        "flag",
+        "1 answers JSON facts about the image (size, format, colours, BlurHash, ThumbHash, "
+        "placeholder) instead of pixels.",
+        example="1",
+        extension=True,
+    ),
+    Param(
+        "watermark",
+        "str",
+        "Name of a watermark configured in ASSETGATE_WATERMARKS, applied last.",
+        pattern=NAME_PATTERN.pattern,
+        expected="a configured watermark name",
+        example="logo",
+        extension=True,
+    ),
 )
 
 #: Every row of the OpenAPI document, aliases as rows of their own.
@@ -280,16 +385,30 @@ def _refuse_empty(query: Mapping[str, str], name: str, expected: str) -> None:
         raise AppError.bad_param(name, expected, raw)
 
 
-def _read_strength(query: Mapping[str, str], name: str, high: int) -> int:
+def _read_strength(query: Mapping[str, str], name: str, low: int, high: int, on: int) -> int:
     raw = query.get(name)
     if raw is None:
         return 0
-    _refuse_empty(query, name, f"true, false or an integer 0..{high} (the bare name means true)")
+    expected = f"true, false or an integer {low}..{high} (the bare name means true)"
+    _refuse_empty(query, name, expected)
     lowered = raw.strip().lower()
     if lowered in ("true", "yes", "on"):
-        return DEFAULT_SHARPEN
+        return on
     if lowered in ("false", "no", "off"):
         return 0
-    value = read_int(query, name, low=0, high=high)
+    try:
+        value = read_int(query, name, low=low, high=high)
+    except AppError:
+        raise AppError.bad_param(name, expected, raw) from None
     assert value is not None
     return value
+
+
+def _read_number(query: Mapping[str, str], name: str, low: int, high: int) -> float | None:
+    raw = query.get(name)
+    if raw is None:
+        return None
+    text = raw.strip()
+    if not NUMBER_PATTERN.fullmatch(text) or not low <= float(text) <= high:
+        raise AppError.bad_param(name, f"a number {low}..{high} (decimals allowed)", raw)
+    return float(text)

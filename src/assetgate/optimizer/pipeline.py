@@ -1,8 +1,10 @@
 """The image pipeline: a tuple of small steps in the order of spec §4.1 rule 1.
 
-crop -> resize -> flip/flop/rotate -> blur/sharpen -> brightness/gamma/contrast ->
-saturation/hue/tint/sepia (then ``imaging.encode`` does format and quality). Each step is a no-op
-when its option is off, so the common "just resize" request costs nothing here. Colour filters
+crop -> resize -> (pad) -> flip/flop/rotate -> blur/sharpen -> brightness/gamma/contrast ->
+saturation/hue/tint/sepia -> watermark -> (JPEG) flattening onto ``background`` (then
+``imaging.encode`` does format and quality). The padding of ``fit=pad`` is part of the picture
+from then on: flips, rotations and filters apply to it. Each step is a no-op when its option is
+off, so the common "just resize" request costs nothing here. Colour filters
 work on the colour bands only and leave alpha alone; blur premultiplies alpha so transparent
 pixels do not bleed a dark halo. An animation is run frame by frame, so a flip or a blur never
 mixes two frames. The README maps every filter number to the libvips operation used below.
@@ -10,6 +12,7 @@ mixes two frames. The README maps every filter number to the libvips operation u
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Final
 
@@ -17,7 +20,8 @@ import pyvips
 
 from assetgate import stop
 from assetgate.imaging.frames import is_animated, make_roll, split_frames, timing
-from assetgate.optimizer.plan import Plan
+from assetgate.imaging.load import to_srgb8
+from assetgate.optimizer.plan import WHITE, Plan, place
 
 Step = Callable[[pyvips.Image, Plan], pyvips.Image]
 
@@ -31,9 +35,17 @@ _ROT: Final = {90: "d90", 180: "d180", 270: "d270"}
 
 def crop(image: pyvips.Image, plan: Plan) -> pyvips.Image:
     box = plan.crop
-    if box is None:
-        return image
-    return image.crop(box.x, box.y, box.width, box.height)
+    if box is not None:
+        image = image.crop(box.x, box.y, box.width, box.height)
+    if plan.smart is not None:
+        # libvips' attention crop: the window with the most edges, saturation and skin tones.
+        # It reads the image more than once: a shrink-on-load decode is sequential, and small.
+        if plan.load_size is not None:
+            image = image.copy_memory()
+        width, height = plan.smart
+        image = image.smartcrop(min(width, image.width), min(height, image.height),
+                                interesting="attention")  # fmt: skip
+    return image
 
 
 def resize(image: pyvips.Image, plan: Plan) -> pyvips.Image:
@@ -43,6 +55,22 @@ def resize(image: pyvips.Image, plan: Plan) -> pyvips.Image:
     # thumbnail_image premultiplies alpha around the resampling; "force" = exactly the planned
     # size (the plan already kept the aspect ratio and decided whether enlarging is allowed).
     return image.thumbnail_image(width, height=height, size="force")
+
+
+def pad(image: pyvips.Image, plan: Plan) -> pyvips.Image:
+    """``fit=pad``: the canvas colour may be transparent, so alpha is added when it is not
+    opaque (an opaque colour on an image with alpha keeps the image's alpha band)."""
+    if plan.pad is None:
+        return image
+    colour = list(plan.pad.colour)
+    image = _as_rgb(image)
+    if colour[3] < 255 and not image.hasalpha():
+        image = image.bandjoin_const([255])
+    background = colour if image.hasalpha() else colour[:3]
+    return image.embed(
+        plan.pad.x, plan.pad.y, plan.pad.width, plan.pad.height,
+        extend="background", background=background,
+    )  # fmt: skip
 
 
 def orient(image: pyvips.Image, plan: Plan) -> pyvips.Image:
@@ -110,7 +138,64 @@ def colour(image: pyvips.Image, plan: Plan) -> pyvips.Image:
     return image
 
 
-STEPS: Final[tuple[Step, ...]] = (crop, resize, orient, blur_sharpen, tone, colour)
+def trim(image: pyvips.Image, threshold: int) -> pyvips.Image:
+    """Cut the borders of the top-left corner's colour (``find_trim``: differences above
+    ``threshold`` in 8-bit units count as content). A uniform image is left whole, and so is
+    one under 3 px a side (``find_trim`` median-filters 3x3 first and refuses smaller ones)."""
+    if image.width < 3 or image.height < 3:
+        return image
+    bands = image.bands - int(image.hasalpha())
+    colour = image.extract_band(0, n=bands) if image.hasalpha() else image
+    corner = colour.getpoint(0, 0)
+    left, top, width, height = colour.find_trim(threshold=threshold, background=corner)
+    if width == 0 or height == 0:
+        return image
+    return image.crop(left, top, width, height)
+
+
+def stamp(image: pyvips.Image, plan: Plan) -> pyvips.Image:
+    """``watermark=<name>``: scaled to its share of the output's width, placed by its gravity
+    and margin, its alpha times its opacity, composited over the image."""
+    mark = plan.watermark
+    if mark is None:
+        return image
+    box = (max(1, round(image.width * mark.size)), max(1, image.height - 2 * mark.margin))
+    logo = _logo(mark.data, box, mark.opacity)
+    spare_x = max(0, image.width - logo.width - 2 * mark.margin)
+    spare_y = max(0, image.height - logo.height - 2 * mark.margin)
+    x, y = place(mark.gravity, spare_x, spare_y)
+    had_alpha = image.hasalpha()
+    base = _as_rgb(image)
+    out = base.composite2(logo, "over", x=x + mark.margin, y=y + mark.margin).cast("uchar")
+    return out if had_alpha else out.extract_band(0, n=3)
+
+
+@functools.lru_cache(maxsize=32)
+def _logo(data: bytes, box: tuple[int, int], opacity: float) -> pyvips.Image:
+    """A watermark decoded, fitted into ``box`` and faded, in memory: once for all the frames
+    of an animation and for every request of that output size."""
+    logo = to_srgb8(pyvips.Image.new_from_buffer(data, "", fail_on="error"))
+    logo = logo.thumbnail_image(box[0], height=box[1])
+    if not logo.hasalpha():
+        logo = logo.bandjoin_const([255])
+    if opacity < 1.0:
+        logo = logo.extract_band(0, n=3).bandjoin((logo.extract_band(3) * opacity).cast("uchar"))
+    return logo.copy_memory()
+
+
+def flatten(image: pyvips.Image, plan: Plan) -> pyvips.Image:
+    """JPEG has no alpha: flattened here onto ``background`` (the encoder would use white)."""
+    if plan.output != "jpeg" or not image.hasalpha() or plan.background == WHITE:
+        return image
+    if len(set(plan.background)) > 1:  # a colour: a grey image becomes sRGB to show it
+        image = _as_rgb(image)
+    colour = list(plan.background) if image.bands > 2 else [plan.background[0]]
+    return image.flatten(background=colour).cast("uchar")
+
+
+STEPS: Final[tuple[Step, ...]] = (
+    crop, resize, pad, orient, blur_sharpen, tone, colour, stamp, flatten
+)  # fmt: skip
 
 
 def run(image: pyvips.Image, plan: Plan) -> pyvips.Image:

@@ -11,17 +11,22 @@ carries it out, in a straight line.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+import pyvips
 
 from assetgate.errors import AppError
 from assetgate.imaging.encode import encode
 from assetgate.imaging.formats import HEAD_BYTES, ImageInput, InputFormat, OutputFormat, sniff
 from assetgate.imaging.integrity import tolerating_harmless
 from assetgate.imaging.load import SourceInfo, decoding, open_image, probe
-from assetgate.optimizer.pipeline import run
+from assetgate.optimizer.bytebudget import fit_quality
+from assetgate.optimizer.info import describe
+from assetgate.optimizer.pipeline import run, trim
 from assetgate.optimizer.plan import Limits, Negotiation, Plan, make_plan
 from assetgate.optimizer.spec import ImageSpec
+from assetgate.optimizer.watermarks import NO_WATERMARKS, Watermarks
 from assetgate.settings import Settings
 
 
@@ -33,8 +38,9 @@ class Job:
     negotiation: Negotiation
     limits: Limits
     webp_effort: int = 2
-    avif_effort: int = 2
+    avif_effort: int = 0
     fast_shrink: bool = True
+    watermarks: Watermarks = field(default_factory=lambda: NO_WATERMARKS)
 
     @classmethod
     def from_settings(
@@ -46,6 +52,7 @@ class Job:
         spec: ImageSpec,
         negotiation: Negotiation,
         limits: Limits,
+        watermarks: Watermarks = NO_WATERMARKS,
     ) -> Job:
         """The job with the encoder knobs ``settings`` choose (the route, the command line and
         the benchmarks build it alike)."""
@@ -58,6 +65,7 @@ class Job:
             webp_effort=settings.webp_effort,
             avif_effort=settings.avif_effort,
             fast_shrink=settings.fast_shrink,
+            watermarks=watermarks,
         )
 
 
@@ -68,6 +76,9 @@ class Outcome:
     body: bytes | None  # None: serve the source file unchanged
     width: int = 0
     height: int = 0
+    info: bool = False  # body is the JSON of ``info=1``, not an image
+    quality: int = 0  # the quality a ``max_bytes`` search settled on (0: no search)
+    budget_met: bool = True  # False: even the lowest quality is over ``max_bytes``
 
     @property
     def passthrough(self) -> bool:
@@ -117,8 +128,10 @@ def prepare(job: Job, *, reencode: bool = False) -> Prepared | Outcome:
         disabled=decode.disabled,
         max_scans=decode.max_scans,
     )
-    plan = make_plan(job.spec, info, negotiation=job.negotiation, limits=job.limits)
-    if plan.passthrough:
+    plan = make_plan(
+        job.spec, info, negotiation=job.negotiation, limits=job.limits, watermarks=job.watermarks
+    )
+    if plan.passthrough and not job.spec.info:
         if not reencode:
             return Outcome(fmt, plan.output, None, info.width, info.height)
         plan = replace(plan, passthrough=False)
@@ -129,9 +142,13 @@ def render(job: Job, ready: Prepared) -> Outcome:
     """Decode, run the pipeline, encode; the original instead when a pure re-encode grew."""
     decode = job.limits.decode
     src, fmt, info, plan = ready.src, ready.fmt, ready.info, ready.plan
-    effort = {"webp": job.webp_effort, "avif": job.avif_effort}.get(plan.output)
+    if job.spec.info:
+        with decoding():
+            facts = describe(src, fmt, info, size=job.size, max_pixels=decode.max_pixels)
+        return Outcome(fmt, plan.output, facts, info.width, info.height, info=True)
 
-    def decode_and_encode() -> bytes:
+    def decode_and_encode() -> Outcome:
+        current = plan
         with decoding():
             image = open_image(
                 src,
@@ -140,17 +157,53 @@ def render(job: Job, ready: Prepared) -> Outcome:
                 animated=plan.animated,
                 disabled=decode.disabled,
                 max_frames=decode.max_frames,
-                size=plan.load_size,
+                size=None if plan.trim else plan.load_size,
                 info=info,
                 fast_shrink=job.fast_shrink,
             )
-            return encode(run(image, plan), plan.output, quality=plan.quality, effort=effort)
+            if plan.trim:
+                image, current = _trimmed(job, image, plan, info)
+            image = run(image, current)
+            return _encoded(job, image, current, fmt)
 
-    body = tolerating_harmless(decode_and_encode)
-    if plan.fallback is not None and len(body) > job.size:
+    outcome = tolerating_harmless(decode_and_encode)
+    assert outcome.body is not None
+    if plan.fallback is not None and len(outcome.body) > job.size:
         # A pure re-encode that came out bigger: the original is the better answer.
         return Outcome(fmt, plan.fallback, None, info.width, info.height)
-    return Outcome(fmt, plan.output, body, plan.width, plan.height)
+    return outcome
+
+
+def _trimmed(
+    job: Job, image: pyvips.Image, plan: Plan, info: SourceInfo
+) -> tuple[pyvips.Image, Plan]:
+    """``trim`` before everything else: the rest of the plan is made again for what is left
+    (decoded already, so no shrink-on-load; never the original instead: pixels changed)."""
+    image = trim(image, plan.trim)
+    left = replace(info, width=image.width, height=image.height)
+    again = make_plan(
+        job.spec, left, negotiation=job.negotiation, limits=job.limits, decoded=True,
+        watermarks=job.watermarks,
+    )  # fmt: skip
+    return image, replace(again, passthrough=False, fallback=None)
+
+
+def _encoded(job: Job, image: pyvips.Image, plan: Plan, fmt: InputFormat) -> Outcome:
+    effort = {"webp": job.webp_effort, "avif": job.avif_effort}.get(plan.output)
+    if plan.max_bytes is None:
+        body = encode(image, plan.output, quality=plan.quality, effort=effort)
+        return Outcome(fmt, plan.output, body, plan.width, plan.height)
+    # The pipeline runs once; each try of the search only encodes.
+    image = image.copy_memory()
+    fitted = fit_quality(
+        lambda quality: encode(image, plan.output, quality=quality, effort=effort),
+        plan.quality,
+        plan.max_bytes,
+    )
+    return Outcome(
+        fmt, plan.output, fitted.body, plan.width, plan.height,
+        quality=fitted.quality, budget_met=fitted.met,
+    )  # fmt: skip
 
 
 def _open_source(path: Path, size: int) -> tuple[ImageInput, InputFormat]:

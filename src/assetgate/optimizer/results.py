@@ -26,6 +26,9 @@ def _encode(outcome: Outcome) -> bytes:
         "output": outcome.output,
         "width": outcome.width,
         "height": outcome.height,
+        "info": outcome.info,
+        "quality": outcome.quality,
+        "budget_met": outcome.budget_met,
     }
     return join_head(head, outcome.body)
 
@@ -36,7 +39,11 @@ def _decode(data: bytes) -> Outcome:
     if source not in INPUT_FORMATS or output not in OUTPUT_FORMATS:
         raise CodecError(f"not a stored image: {source!r} -> {output!r}")
     try:
-        return Outcome(source, output, body, int(meta["width"]), int(meta["height"]))
+        return Outcome(
+            source, output, body, int(meta["width"]), int(meta["height"]),
+            info=meta.get("info") is True, quality=int(meta.get("quality", 0)),
+            budget_met=meta.get("budget_met") is not False,
+        )  # fmt: skip
     except (KeyError, TypeError, ValueError) as exc:
         raise CodecError(f"not a stored image: {exc}") from exc
 

@@ -17,8 +17,9 @@ import functools
 import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Final
 
 from starlette.requests import Request
@@ -41,6 +42,7 @@ from assetgate.optimizer.render import Prepared as Ready
 from assetgate.optimizer.spec import ImageSpec
 from assetgate.optimizer.static import VARIANT as STATIC_VARIANT
 from assetgate.optimizer.static import static_prepared
+from assetgate.optimizer.watermarks import NO_WATERMARKS, Watermarks, fingerprint, parse_watermarks
 from assetgate.part import Part, part_state
 from assetgate.resources import Resources, resources
 from assetgate.web.caching import make_etag
@@ -55,10 +57,12 @@ from assetgate.web.sendfile import send_file
 from assetgate.web.signing import SIGNATURE_PARAM, canonical_message, verify
 
 RESERVED: Final = ("cache/",)
+#: ``max_bytes`` (extension): ``met``, or ``exceeded`` when even the lowest quality is over.
+BUDGET_HEADER: Final = "X-Optimizer-Budget"
 PAGES_HINT: Final = "pages for people are under /ui/"
 EXPOSED: Final = (
     "ETag, X-Optimizer-Cache, X-Optimizer-Status, X-Original-Size, X-Compressed-Size, "
-    "X-Compression-Ratio, X-Output-Format"
+    "X-Compression-Ratio, X-Output-Format, X-Output-Quality, X-Optimizer-Budget"
 )
 
 
@@ -71,11 +75,15 @@ class OptimizerState:
     read_query: QueryReader
     results: Cache[Outcome] | None  # None: ASSETGATE_RESULT_CACHE_BYTES=0
     signing_keys: tuple[str, ...]
+    auto_formats: tuple[str, ...] = ("webp",)  # ASSETGATE_AUTO_FORMATS
+    watermarks: Watermarks = field(default_factory=lambda: NO_WATERMARKS)
 
 
 @asynccontextmanager
 async def lifespan(res: Resources) -> AsyncIterator[OptimizerState]:
     settings = res.settings
+    real_root = os.path.realpath(settings.root)
+    watermarks = parse_watermarks(settings.watermarks, real_root)
     cache = None
     if res.results is not None:
         cache = res.cache(
@@ -88,18 +96,24 @@ async def lifespan(res: Resources) -> AsyncIterator[OptimizerState]:
     try:
         yield OptimizerState(
             # The shrink mode changes JPEG output bytes, so it is part of every image ETag.
-            engine=engine_version() + ("/fast-shrink" if settings.fast_shrink else ""),
+            # So do the encoders' efforts and the watermarks' images and placements.
+            engine=engine_version()
+            + ("/fast-shrink" if settings.fast_shrink else "")
+            + f"/effort-webp{settings.webp_effort}-avif{settings.avif_effort}"
+            + (f"/watermarks-{fingerprint(watermarks)}" if watermarks else ""),
             limits=Limits.from_settings(settings, res.decode_limits),
             cors={
                 "Access-Control-Allow-Origin": settings.cors_origin,
                 "Access-Control-Expose-Headers": EXPOSED,
             },
-            real_root=os.path.realpath(settings.root),
+            real_root=real_root,
             read_query=query_reader(
                 presets=load_presets(settings.presets), widths=tuple(settings.allowed_widths)
             ),
             results=cache,
             signing_keys=tuple(settings.signing_keys),
+            auto_formats=tuple(settings.auto_formats),
+            watermarks=MappingProxyType(watermarks),
         )
     finally:  # also when the app leaves its lifespan with an error
         if cache is not None:
@@ -160,11 +174,15 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
         raise AppError.too_large(
             f"source file is over the limit of {res.settings.max_source_bytes} bytes"
         )
-    negotiation = Negotiation.from_accept(
-        request.headers.get("accept"), state.limits.decode.disabled
-    )
+    if spec.info:  # JSON whatever the client accepts: one variant
+        negotiation, bucket = Negotiation(webp=False), "info"
+    else:
+        negotiation = Negotiation.from_accept(
+            request.headers.get("accept"), state.limits.decode.disabled, state.auto_formats
+        )
+        bucket = negotiation.bucket(spec.format)
     source = await res.sources.identify(path, info)
-    variant = (query.cache_key, negotiation.bucket(spec.format))
+    variant = (query.cache_key, bucket)
 
     def validators(source: Source) -> Prepared:
         etag = make_etag(state.engine, source.fingerprint, *variant)
@@ -188,6 +206,7 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
         spec=spec,
         negotiation=negotiation,
         limits=state.limits,
+        watermarks=state.watermarks,
     )
 
     async def run() -> Outcome:
@@ -250,7 +269,7 @@ def _image_headers(
         "Cache-Control": cache_control,
         "X-Content-Type-Options": "nosniff",
     }
-    if spec.format is None:
+    if spec.format is None and not spec.info:
         headers["Vary"] = "Accept"
     return headers
 
@@ -270,13 +289,23 @@ def _rendered_headers(info: os.stat_result, outcome: Outcome, cache_state: str) 
     """What a rendering adds to the variant's shared headers."""
     assert outcome.body is not None
     size = len(outcome.body)
-    return {
+    if outcome.info:
+        return {
+            "X-Optimizer-Cache": cache_state,
+            "Content-Length": str(size),
+            "Content-Type": "application/json",
+        }
+    headers = {
         "X-Output-Format": outcome.output,
         "X-Optimizer-Cache": cache_state,
         **savings_headers(info.st_size, size),
         "Content-Length": str(size),
         "Content-Type": MEDIA_TYPES[outcome.output],
     }
+    if outcome.quality:  # max_bytes searched the quality (extension)
+        headers["X-Output-Quality"] = str(outcome.quality)
+        headers[BUDGET_HEADER] = "met" if outcome.budget_met else "exceeded"
+    return headers
 
 
 def _cors(request: Request) -> Mapping[str, str]:

@@ -9,7 +9,7 @@ face detection.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import Final
 
 from assetgate.errors import AppError
@@ -18,11 +18,13 @@ from assetgate.optimizer.params import (
     CROP_PATTERN,
     FOCUS_PATTERN,
     FORMAT_CHOICES,
+    MAX_SIDE,
     PARAMS,
     RATIO_PATTERN,
     RECOGNISED,
     ROTATIONS,
-    Gravity,
+    CropGravity,
+    Fit,
 )
 
 
@@ -61,12 +63,6 @@ class Filters:
         """True when any filter is on (all at their defaults is the identity)."""
         return self != NO_FILTERS
 
-    def key(self) -> tuple[object, ...]:
-        return (
-            self.blur, self.sharpen, self.brightness, self.gamma, self.contrast,
-            self.saturation, self.hue, self.tint, self.sepia,
-        )  # fmt: skip
-
 
 #: Every filter off: the identity.
 NO_FILTERS: Final = Filters()
@@ -79,7 +75,7 @@ class ImageSpec:
     upscale: bool = False
     crop: Crop | None = None
     aspect_ratio: float | None = None  # width / height
-    gravity: Gravity = "center"
+    gravity: CropGravity = "center"
     focus: FocusCrop | None = None
     flip: bool = False
     flop: bool = False
@@ -87,25 +83,51 @@ class ImageSpec:
     filters: Filters = NO_FILTERS
     quality: int = DEFAULT_QUALITY
     format: OutputFormat | None = None
+    # --- extensions (docs/optimizer.md) ---
+    fit: Fit = "inside"  # anything else only with both width and height
+    background: tuple[int, int, int, int] | None = None  # RGBA
+    trim: int = 0  # threshold; 0 = off
+    max_bytes: int | None = None
+    info: bool = False  # JSON facts about the source instead of pixels
+    watermark: str | None = None
+
+    @property
+    def box(self) -> bool:
+        """Both sides given: the box ``fit`` works in."""
+        return self.width is not None and self.height is not None
+
+    def canonical(self) -> ImageSpec:
+        """The spec with every value that cannot change the answer set to its default.
+
+        Only the winning crop method counts (focus_crop > crop > aspect_ratio); ``fit`` only
+        with both sides; the gravity only where something is placed by it (a two-value crop,
+        ``fit=cover``/``pad``, a smart aspect-ratio crop); ``info=1`` describes the source, so
+        nothing else counts with it.
+        """
+        if self.info:
+            return ImageSpec(info=True)
+        focus, crop, ratio = self.focus, self.crop, self.aspect_ratio
+        if focus is not None:
+            crop = ratio = None
+        elif crop is not None:
+            ratio = None
+        fit = self.fit if self.box else "inside"
+        placed = (
+            (crop is not None and crop.x is None)
+            or (ratio is not None and self.gravity == "smart")
+            or fit in ("cover", "pad")
+        )
+        gravity = self.gravity if placed else "center"
+        return replace(self, crop=crop, aspect_ratio=ratio, fit=fit, gravity=gravity)
 
     def cache_key(self) -> tuple[object, ...]:
         """Canonical: equal for equivalent queries (aliases, order, spelled-out defaults).
 
-        Only the winning crop method counts (focus_crop > crop > aspect_ratio), and the gravity
-        only matters for a two-value crop.
+        Derived from every field of the canonical spec, so a new field is part of the key (and
+        of the ETag) without anyone remembering to add it.
         """
-        crop: object = None
-        if self.focus is not None:
-            crop = ("focus", self.focus)
-        elif self.crop is not None:
-            gravity = self.gravity if self.crop.x is None else None
-            crop = ("crop", self.crop, gravity)
-        elif self.aspect_ratio is not None:
-            crop = ("ratio", self.aspect_ratio)
-        return (
-            self.width, self.height, self.upscale, crop, self.flip, self.flop, self.rotate,
-            *self.filters.key(), self.quality, self.format,
-        )  # fmt: skip
+        canonical = self.canonical()
+        return tuple(getattr(canonical, field.name) for field in fields(canonical))
 
 
 def is_recognised(query: Mapping[str, str]) -> bool:
@@ -119,9 +141,10 @@ def parse_spec(query: Mapping[str, str]) -> ImageSpec:
         raise AppError(400, "face_crop: face detection is not supported", param="face_crop")
     raw = {param.name: param.read(query) for param in PARAMS}
     rotate = ROTATIONS[raw["rotate"]] % 360
+    dpr = raw["dpr"] or 1.0
     return ImageSpec(
-        width=raw["width"],
-        height=raw["height"],
+        width=_scaled(raw["width"], dpr),
+        height=_scaled(raw["height"], dpr),
         upscale=raw["upscaling"] == "resampling",
         crop=_parse_crop(raw["crop"]),
         aspect_ratio=_parse_ratio(raw["aspect_ratio"]),
@@ -143,7 +166,27 @@ def parse_spec(query: Mapping[str, str]) -> ImageSpec:
         ),
         quality=raw["quality"],
         format=FORMAT_CHOICES[raw["format"]] if raw["format"] else None,
+        fit=raw["fit"],
+        background=_parse_background(raw["background"]),
+        trim=raw["trim"],
+        max_bytes=raw["max_bytes"],
+        info=raw["info"],
+        watermark=raw["watermark"],
     )
+
+
+def _scaled(side: int | None, dpr: float) -> int | None:
+    """``dpr`` folded into a side: ``dpr=2&width=100`` is ``width=200`` (and shares its key)."""
+    if side is None or dpr == 1.0:
+        return side
+    return max(1, min(MAX_SIDE, round(side * dpr)))
+
+
+def _parse_background(raw: str | None) -> tuple[int, int, int, int] | None:
+    if raw is None:
+        return None
+    alpha = int(raw[6:8], 16) if len(raw) == 8 else 255
+    return int(raw[0:2], 16), int(raw[2:4], 16), int(raw[4:6], 16), alpha
 
 
 def _parse_crop(raw: str | None) -> Crop | None:

@@ -15,7 +15,7 @@ from assetgate.errors import AppError
 
 T = TypeVar("T")
 
-_INT = re.compile(r"[+-]?[0-9]{1,9}")
+_INT = re.compile(r"[+-]?[0-9]{1,10}")  # every bound of the tables fits in 10 digits
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off", ""})
 
