@@ -62,6 +62,7 @@ class Upstreams:
     library_api: str
     library_files: str
     timeout_s: float
+    packument_max_bytes: int = catalogs.PACKUMENT_MAX_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +146,11 @@ class Packages:
         registry = self._registry()
         try:
             packument = await catalogs.fetch_packument(
-                self.http, registry, name, timeout_s=self.upstreams.timeout_s
+                self.http,
+                registry,
+                name,
+                timeout_s=self.upstreams.timeout_s,
+                max_bytes=self.upstreams.packument_max_bytes,
             )
         except AppError as exc:
             if exc.status == 404:

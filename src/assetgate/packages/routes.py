@@ -77,6 +77,7 @@ async def lifespan(res: Resources) -> AsyncIterator[PackagesState]:
         library_api=settings.library_api,
         library_files=settings.library_files,
         timeout_s=settings.upstream_timeout_s,
+        packument_max_bytes=settings.packument_max_bytes,
     )
     packages = Packages(store, res.http, res.gate, upstreams, IngestCaches.build(res))
     state = PackagesState(
