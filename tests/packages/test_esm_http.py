@@ -296,3 +296,34 @@ async def test_min_files_the_package_lacks_come_from_the_minifier_and_meta_on_th
         assert listing.status_code == 200
         paths = [f["path"] for f in listing.json()["files"]]
         assert paths == ["/dist/a.js", "/dist/b.min.js", "/dist/s.css", "/package.json"]
+
+
+def processes_working_in(folder: Path) -> list[int]:
+    """Processes whose working directory is below ``folder`` (the bundler runs in its build
+    folder)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cwd = (entry / "cwd").resolve()
+        except OSError:
+            continue
+        if cwd.is_relative_to(folder):
+            found.append(int(entry.name))
+    return found
+
+
+async def test_a_build_past_its_deadline_is_killed_and_named(
+    pkg_settings: Callable[..., Settings], registry: Registry, tmp_path: Path
+) -> None:
+    installed_bundler()
+    publish_commonjs_family(registry)
+    async with app_client(pkg_settings(esm_build_timeout_s=0.05)) as client:
+        response = await client.get("/npm/dep@1.0.0/+esm")
+        assert response.status_code == 504
+        assert "ASSETGATE_ESM_BUILD_TIMEOUT_S" in response.json()["error"]
+        assert "dep" in response.json()["error"]
+    assert esm_rows(tmp_path / "store") == 0
+    assert processes_working_in(tmp_path) == []  # node and esbuild are gone
+    assert list((tmp_path / "store" / "tmp").glob("esm-*")) == []  # so is the build folder

@@ -262,11 +262,11 @@ async def _esm(
     """The package (or its subpath) as a built ES module (``packages.esm.modules``)."""
     url = module_url(name, version, subpath)
     for attempt in range(2):
-        module = await state.modules.ensure(name, version, subpath)
+        row = await state.modules.row(name, version, subpath)
         if "sri" in request.query_params:
-            return _sri(request, url, module.row)
+            return _sri(request, url, row)
         try:
-            return await _file_response(request, state, ("esm", name, version), module.row)
+            return await _file_response(request, state, ("esm", name, version), row)
         except _Vanished:
             if attempt:
                 break

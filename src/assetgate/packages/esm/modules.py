@@ -77,8 +77,13 @@ class Modules:
         stem = f"{self._bundler().version}/{subpath or '.'}"
         return stem + ".mjs", stem + ".imports.json"
 
-    def stored(self, name: str, version: str, subpath: str) -> FileRow | None:
-        return self.store.file("esm", name, version, self._paths(subpath)[0])
+    async def row(self, name: str, version: str, subpath: str) -> FileRow:
+        """The built module's row: from the index's memory on the warm path (a module row is
+        only ever added after its import list), built on first use."""
+        found = self.store.file("esm", name, version, self._paths(subpath)[0])
+        if found is not None:
+            return found
+        return (await self.ensure(name, version, subpath)).row
 
     async def ensure(self, name: str, version: str, subpath: str) -> Module:
         """The built module (building it on first use); ``version`` must be exact."""
