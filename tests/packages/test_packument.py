@@ -101,11 +101,15 @@ async def test_a_huge_document_does_not_stall_the_event_loop(
 
     async with app_client(pkg_settings(packument_max_bytes=64 * 1024 * 1024)) as client:
         ticker = asyncio.create_task(tick())
+        started = time.perf_counter()
         try:
             response = await client.get("/npm/huge@1/")
         finally:
+            took = time.perf_counter() - started
             ticker.cancel()
         assert response.status_code == 302
         assert response.headers["x-resolved-version"] == "1.0.2999"
-    # json.loads of the whole document held the loop for well over a second.
-    assert max(gaps) < 0.3, f"the event loop stalled {max(gaps):.2f} s"
+    # json.loads of the whole document on the loop was one gap of most of the request's time
+    # (well over a second); streamed on a thread, the loop runs every few milliseconds. On a
+    # loaded machine every gap grows with the request, hence the share as well as the bound.
+    assert max(gaps) < max(0.3, 0.25 * took), f"the loop stalled {max(gaps):.2f} s of {took:.2f}"
