@@ -84,7 +84,7 @@ class Settings(BaseSettings):
     esm_bundler_dir: Path | None = None  # None: <python prefix>/share/assetgate/bundler
     esm_node: str = "node"
     esm_build_timeout_s: float = Field(default=20.0, gt=0)
-    esm_build_memory_bytes: int = Field(default=2 * 1024 * 1024 * 1024, ge=256 * 1024 * 1024)
+    esm_build_memory_bytes: int = Field(default=2 * 1024 * 1024 * 1024, ge=512 * 1024 * 1024)
 
     # --- conversion (C) and the shared rate limiter -------------------------------------------
     rate_limit: str = "100/10 seconds"

@@ -327,3 +327,19 @@ async def test_a_build_past_its_deadline_is_killed_and_named(
     assert esm_rows(tmp_path / "store") == 0
     assert processes_working_in(tmp_path) == []  # node and esbuild are gone
     assert list((tmp_path / "store" / "tmp").glob("esm-*")) == []  # so is the build folder
+
+
+async def test_the_memory_bound_applies_to_the_bundler(
+    pkg_settings: Callable[..., Settings], registry: Registry, tmp_path: Path
+) -> None:
+    installed_bundler()
+    publish_commonjs_family(registry)
+    # 512 MiB of address space is less than node reserves at start: the bound is really set.
+    async with app_client(pkg_settings(esm_build_memory_bytes=512 * 1024 * 1024)) as client:
+        response = await client.get("/npm/dep@1.0.0/+esm")
+        assert response.status_code == 502
+        message = response.json()["error"]
+        assert message.startswith("cannot build dep@1.0.0 as an ES module: the bundler stopped")
+        assert "ASSETGATE_ESM_BUILD_MEMORY_BYTES" in message
+    assert esm_rows(tmp_path / "store") == 0
+    assert processes_working_in(tmp_path) == []

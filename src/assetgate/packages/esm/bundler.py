@@ -114,8 +114,11 @@ class Bundler:
         if process.returncode != 0:
             line = err[:MAX_STDERR_BYTES].decode("utf-8", "replace").strip().splitlines()
             first = _scrub(line[0] if line else "", job.work)
-            if process.returncode < 0 or not first:
-                first = f"the bundler stopped (exit {process.returncode}; memory or a crash)"
+            if process.returncode < 0 or not first or "out of memory" in first.lower():
+                first = (
+                    f"the bundler stopped (exit {process.returncode}): over"
+                    " ASSETGATE_ESM_BUILD_MEMORY_BYTES, or a crash"
+                )
             raise BuildFailed(first, no_entry=process.returncode == EXIT_NO_ENTRY)
         try:
             imports = json.loads(out)["imports"]
