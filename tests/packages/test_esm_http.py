@@ -278,7 +278,12 @@ async def test_min_files_the_package_lacks_come_from_the_minifier_and_meta_on_th
     registry.publish(
         "plain",
         "1.0.0",
-        {"dist/a.js": source, "dist/b.min.js": b"b()", "dist/s.css": b"a {  color : red ; }\n"},
+        {
+            "dist/a.js": source,
+            "dist/b.min.js": b"b()",
+            "dist/s.css": b"a {  color : red ; }\n",
+            "dist/\u00e9t\u00e9.js": b"var  x = 1 ;",
+        },
     )
     made = await esm.get("/npm/plain@1.0.0/dist/a.min.js")
     assert made.status_code == 200
@@ -291,11 +296,20 @@ async def test_min_files_the_package_lacks_come_from_the_minifier_and_meta_on_th
     assert css.content == b"a{color:red}"
     assert (await esm.get("/npm/plain@1.0.0/dist/b.min.js")).content == b"b()"  # its own file
     assert (await esm.get("/npm/plain@1.0.0/dist/none.min.js")).status_code == 404
+    odd = await esm.get("/npm/plain@1.0.0/dist/%C3%A9t%C3%A9.min.js")  # a name beyond Latin-1
+    assert odd.status_code == 200
+    assert odd.headers["x-minified-from"] == "dist/%C3%A9t%C3%A9.js"
     for root in ("/npm/plain@1.0.0?meta", "/npm/plain@1.0.0/?meta"):
         listing = await esm.get(root)
         assert listing.status_code == 200
         paths = [f["path"] for f in listing.json()["files"]]
-        assert paths == ["/dist/a.js", "/dist/b.min.js", "/dist/s.css", "/package.json"]
+        assert paths == [
+            "/dist/a.js",
+            "/dist/b.min.js",
+            "/dist/s.css",
+            "/dist/\u00e9t\u00e9.js",
+            "/package.json",
+        ]
 
 
 def processes_working_in(folder: Path) -> list[int]:

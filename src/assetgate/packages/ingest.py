@@ -125,7 +125,7 @@ class Packages:
         self.caches = caches
 
     # --- single flight ------------------------------------------------------------------------
-    async def _once(self, key: tuple[str, ...], work: Callable[[], Awaitable[T]]) -> T:
+    async def once(self, key: tuple[str, ...], work: Callable[[], Awaitable[T]]) -> T:
         value, _ = await self.caches.once.get_or_compute("\0".join(key), work)
         return cast(T, value)
 
@@ -190,7 +190,7 @@ class Packages:
         row = self.store.version(*key)
         if row is not None:
             return row
-        return await self._once(key, lambda: self._ingest(key))
+        return await self.once(key, lambda: self._ingest(key))
 
     async def _ingest(self, key: VersionKey) -> VersionRow:
         _, name, version = key
@@ -313,7 +313,7 @@ class Packages:
         row = self.store.file("lib", name, version, path)
         if row is not None:
             return row
-        return await self._once(
+        return await self.once(
             ("lib", name, version, path), lambda: self._ingest_library_file(name, version, path)
         )
 

@@ -276,9 +276,9 @@ async def _esm(
 
 async def importmap(request: Request) -> Response:
     """``/npm/importmap?pkg=…``: an import map with every transitive module pinned."""
-    wanted = parse_wanted(request.query_params.getlist("pkg"))
     state = _state(request)
     try:
+        wanted = parse_wanted(request.query_params.getlist("pkg"))
         top, graph, users = await resolve_graph(state.modules, wanted)
     except AppError as exc:
         exc.headers = {**CROSS_ORIGIN, "Cache-Control": "no-store", **exc.headers}
@@ -401,7 +401,7 @@ async def _minified_sibling(
         sources=res.sources,
         cache_control=PINNED_CACHE,
         max_bytes=res.settings.asset_max_bytes,
-        extra_headers={**extra, "X-Minified-From": source.path},
+        extra_headers={**extra, "X-Minified-From": quote(source.path, safe="/+@")},
         spec=AssetSpec(minify=True),
     )
 

@@ -91,7 +91,7 @@ class Modules:
         if found is not None:
             return found
         key = ("esm", name, version, subpath, self._bundler().version)
-        await self.packages._once(key, lambda: self._build(name, version, subpath))
+        await self.packages.once(key, lambda: self._build(name, version, subpath))
         found = await self._present(name, version, subpath)
         if found is None:
             raise AppError.upstream("the built module is not available, retry", status=503)
