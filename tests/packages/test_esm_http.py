@@ -357,3 +357,18 @@ async def test_the_memory_bound_applies_to_the_bundler(
         assert "ASSETGATE_ESM_BUILD_MEMORY_BYTES" in message
     assert esm_rows(tmp_path / "store") == 0
     assert processes_working_in(tmp_path) == []
+
+
+def test_only_names_and_ranges_npm_accepts_become_externals() -> None:
+    from assetgate.packages.esm.modules import dependency_ranges
+
+    manifest = {
+        "dependencies": {"ok": "^1.0.0", "../../escape": "1.0.0", "q": '1" + alert(1) + "'},
+        "peerDependencies": {"ok": ">=0.5", "@scope/peer": "2.x", "bad\nname": "1"},
+        "optionalDependencies": {"opt": "", "git": "git+https://example.invalid/x.git"},
+    }
+    assert dependency_ranges(manifest) == {
+        "opt": "",
+        "ok": "^1.0.0",  # dependencies win over the peer range
+        "@scope/peer": "2.x",
+    }

@@ -30,6 +30,7 @@ from typing import Final
 import anyio.to_thread
 
 from assetgate.errors import AppError
+from assetgate.packages.address import is_package_name, is_version_spec
 from assetgate.packages.esm.bundler import BuildFailed, BuildJob, Bundler
 from assetgate.packages.ingest import Packages
 from assetgate.packages.store import FileRow, Store, VersionKey
@@ -58,7 +59,17 @@ def dependency_ranges(manifest: Mapping[str, object]) -> dict[str, str]:
     for field in DEPENDENCY_FIELDS:
         listed = manifest.get(field)
         if isinstance(listed, Mapping):
-            ranges.update({k: v for k, v in listed.items() if isinstance(v, str)})
+            ranges.update(
+                {
+                    k: v.strip()
+                    for k, v in listed.items()
+                    # The manifest is the package author's: only names and ranges npm accepts.
+                    if isinstance(k, str)
+                    and isinstance(v, str)
+                    and is_package_name(k)
+                    and (not v.strip() or is_version_spec(v.strip()))
+                }
+            )
     return dict(list(ranges.items())[:MAX_DEPENDENCIES])
 
 
@@ -127,7 +138,11 @@ class Modules:
                 return None
 
         pinned = await asyncio.gather(*(pin(d, s) for d, s in ranges.items()))
-        externals = {dep: f"/npm/{dep}@{exact}" for dep, exact in filter(None, pinned)}
+        externals = {
+            dep: f"/npm/{dep}@{exact}"
+            for dep, exact in filter(None, pinned)
+            if is_version_spec(exact)  # a registry's version goes into URLs: no odd characters
+        }
         externals[name] = f"/npm/{name}@{version}"  # its own other entries: one instance
         return externals
 
