@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import logging
 import sqlite3
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -139,14 +140,18 @@ async def test_ranges_redirect_and_sri_matches_the_body(
 
 
 async def test_concurrent_first_requests_share_one_build(
-    esm: httpx.AsyncClient, registry: Registry, tmp_path: Path
+    esm: httpx.AsyncClient, registry: Registry, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     publish_commonjs_family(registry)
+    caplog.set_level(logging.INFO, logger="assetgate.packages")
     answers = await asyncio.gather(*(esm.get("/npm/dep@1.0.0/+esm") for _ in range(6)))
     assert {a.status_code for a in answers} == {200}
     assert len({a.content for a in answers}) == 1
     assert esm_rows(tmp_path / "store") == 2  # one module and its import list
     assert registry.upstream.hits["/dep/-/dep-1.0.0.tgz"] == 1
+    builds = [r.getMessage() for r in caplog.records if r.getMessage().startswith("ES module ")]
+    assert len(builds) == 1
+    assert builds[0].startswith("ES module /npm/dep@1.0.0/+esm built in ")
 
 
 @pytest.mark.parametrize(
@@ -158,10 +163,16 @@ async def test_concurrent_first_requests_share_one_build(
     ],
 )
 async def test_a_package_that_cannot_be_built_is_a_502_and_nothing_is_stored(
-    esm: httpx.AsyncClient, registry: Registry, tmp_path: Path, source: bytes, first_line: str
+    esm: httpx.AsyncClient,
+    registry: Registry,
+    tmp_path: Path,
+    source: bytes,
+    first_line: str,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     registry.publish("broken", "1.0.0", {"index.mjs": source}, manifest={"main": "index.mjs"})
-    for _ in range(2):  # the second is the remembered failure
+    caplog.set_level(logging.WARNING, logger="assetgate.packages")
+    for _ in range(3):  # the later ones are the remembered failure
         response = await esm.get("/npm/broken@1.0.0/+esm")
         assert response.status_code == 502
         assert response.headers["content-type"] == "application/json"
@@ -172,6 +183,8 @@ async def test_a_package_that_cannot_be_built_is_a_502_and_nothing_is_stored(
         assert "/tmp" not in message
         assert str(tmp_path) not in message
     assert esm_rows(tmp_path / "store") == 0
+    builds = [r for r in caplog.records if r.getMessage().startswith("ES module build of broken")]
+    assert len(builds) == 1  # built once, then remembered
 
 
 async def test_a_package_cannot_bundle_a_file_outside_itself(

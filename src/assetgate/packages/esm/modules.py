@@ -22,6 +22,7 @@ import logging
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -172,6 +173,7 @@ class Modules:
                 for row in self.store.files("npm", name, version)
                 if (path := self.store.blob_path(row.blob)) is not None
             }
+            started = time.perf_counter()
             with self._work_dir() as work:
                 job = BuildJob(work, name, subpath, externals, work / "out.mjs")
                 try:
@@ -186,6 +188,12 @@ class Modules:
                     ) from exc
                 body = await anyio.to_thread.run_sync(job.out.read_bytes)
             await anyio.to_thread.run_sync(self._keep, key, subpath, body, imports)
+            log.info(
+                "ES module %s built in %.0f ms (%d bytes)",
+                module_url(name, version, subpath),
+                1000 * (time.perf_counter() - started),
+                len(body),
+            )
         finally:
             lock.__exit__(None, None, None)
         await anyio.to_thread.run_sync(self.store.evict, key)
