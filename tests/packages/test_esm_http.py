@@ -385,3 +385,26 @@ def test_only_names_and_ranges_npm_accepts_become_externals() -> None:
         "ok": "^1.0.0",  # dependencies win over the peer range
         "@scope/peer": "2.x",
     }
+
+
+async def test_two_app_instances_on_one_store_build_once(
+    pkg_settings: Callable[..., Settings],
+    registry: Registry,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """As two worker processes: each has its own single flight; the store's flock makes the
+    second wait and find the module the first one kept."""
+    installed_bundler()
+    publish_commonjs_family(registry)
+    caplog.set_level(logging.INFO, logger="assetgate.packages")
+    settings = pkg_settings()
+    async with app_client(settings) as one, app_client(settings) as two:
+        replies = await asyncio.gather(
+            *(client.get("/npm/app@1.0.0/+esm") for client in (one, two, one, two))
+        )
+    assert {r.status_code for r in replies} == {200}
+    assert len({r.content for r in replies}) == 1
+    builds = [r for r in caplog.records if r.getMessage().startswith("ES module /npm/app@")]
+    assert len(builds) == 1
+    assert esm_rows(tmp_path / "store") == 2
