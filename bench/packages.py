@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/packages.py            # full run, about 2 minutes on 2 cores
     .venv/bin/python bench/packages.py --quick    # smoke run, under a minute
+    .venv/bin/python bench/packages.py --esm-only # only part 4 (needs the configured registry)
 
 Everything runs on loopback: the npm registry is the tests' loopback registry (a real HTTP server
 answering packuments and tarballs built here), and ``assetgate serve`` runs as its own process.
@@ -19,6 +20,12 @@ answering packuments and tarballs built here), and ``assetgate serve`` runs as i
 3. Peak RSS while ingesting a 25 MB-unpacked package (5,800 files and one 5.4 MB JSON file, the
    shape of the largest popular package in the research note): the server's resident memory
    sampled every 50 ms plus its ``VmHWM``, minus its RSS just before. Target: growth <= 150 MB.
+4. ES modules (issue 28), with real react-dom 18.3.1 and d3 7.9.0 from the npm registry this
+   machine is configured with (downloaded and their dependencies' documents fetched first, so
+   the figure is the build alone): the first ``+esm`` build; warm ``+esm`` of react-dom against
+   a warm pinned file of about the same size (its UMD build, ``wrk`` as in 1; target >= 0.9x);
+   the built bytes against esbuild's own command line bundling and minifying the same entry with
+   the same externals (target within 10 %).
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ import os
 import random
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -44,6 +52,9 @@ REPO = BENCH_DIR.parent
 sys.path.insert(0, str(REPO))
 
 from tests.packages.upstream import FakeUpstream, Registry  # noqa: E402
+
+from assetgate.packages.esm.bundler import Bundler, locate  # noqa: E402
+from assetgate.packages.registry import pick_registry  # noqa: E402
 
 ASSETGATE = REPO / ".venv" / "bin" / "assetgate"
 CONNECTIONS = (4, 16)
@@ -212,11 +223,156 @@ def vm_hwm_bytes(pid: int) -> int:
     return total
 
 
+ESM_CASES = (  # (package, version, a pinned file of about the same size as its module)
+    ("react-dom", "18.3.1", "umd/react-dom.production.min.js"),
+    ("d3", "7.9.0", "src/index.js"),  # d3's module is its entry re-exporting 30 packages
+)
+TARGET_ESM_RATIO = 0.9
+ESM_PAIRS = 3
+TARGET_ESM_BYTES = 0.10
+
+
+def esbuild_cli_bytes(
+    bundler: Bundler, client: httpx.Client, name: str, version: str, pinned: dict[str, str]
+) -> int:
+    """The same entry bundled and minified by esbuild's own command line, with the same
+    externals under the same URLs (``--alias`` to ``/npm/<dep>@<exact>/+esm``, external)."""
+    folder = Path(tempfile.mkdtemp(prefix="assetgate-bench-esbuild-"))
+    try:
+        package = folder / "node_modules" / name
+        listing = client.get(f"/npm/{name}@{version}/?meta").json()
+        for entry in listing["files"]:
+            target = package / entry["path"].lstrip("/")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(client.get(f"/npm/{name}@{version}{entry['path']}").content)
+        binary = next(bundler.modules.glob("@esbuild/*/bin/esbuild"))
+        argv = [
+            str(binary),
+            name,
+            "--bundle",
+            "--minify",
+            "--format=esm",
+            "--platform=browser",
+            "--target=es2022",
+            '--define:process.env.NODE_ENV="production"',
+            "--define:global=globalThis",
+            *(f"--alias:{dep}=/npm/{dep}@{exact}/+esm" for dep, exact in sorted(pinned.items())),
+            "--external:/npm/*",
+        ]
+        done = subprocess.run(argv, cwd=folder, capture_output=True, timeout=120, check=True)
+        return len(done.stdout)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def bench_esm(
+    plan: Plan, wrk: str, work: Path, rows: list[str], results: dict[str, object]
+) -> None:
+    bundler = locate(None, "node", 60.0, 2 * 1024 * 1024 * 1024)
+    registry = pick_registry(None, os.environ)
+    if isinstance(bundler, str) or registry is None:
+        print(f"ES modules skipped: {bundler if isinstance(bundler, str) else 'no registry'}")
+        return
+    env = {
+        **os.environ,
+        "ASSETGATE_STORE": str(work / "store-esm"),
+        "ASSETGATE_NPM_REGISTRY": registry,
+        "ASSETGATE_LOG_LEVEL": "warning",
+        "ASSETGATE_UPSTREAM_TIMEOUT_S": "60",
+    }
+    quiet = loadgen.Quiet(threshold_pct=15.0, per_point_s=20.0, budget_s=180.0)
+    with loadgen.running(start_assetgate(env, 1, work, "assetgate-esm")) as ours:
+        client = httpx.Client(base_url=ours.base_url, timeout=120)
+        for name, version, same_size in ESM_CASES:
+            # Download the version and learn its dependencies' versions: the build alone is timed.
+            manifest = client.get(f"/npm/{name}@{version}/package.json").json()
+            pinned: dict[str, str] = {}
+            wants = {**manifest.get("peerDependencies", {}), **manifest.get("dependencies", {})}
+            for dep, wanted in wants.items():
+                moved = client.get(f"/npm/{dep}@{wanted}/package.json", follow_redirects=False)
+                pinned[dep] = moved.headers.get("x-resolved-version", wanted)
+            quiet.wait()
+            started = time.perf_counter()
+            module = client.get(f"/npm/{name}@{version}/+esm")
+            build_ms = 1000 * (time.perf_counter() - started)
+            assert module.status_code == 200, module.text
+            again = time.perf_counter()
+            client.get(f"/npm/{name}@{version}/+esm").raise_for_status()
+            warm_ms = 1000 * (time.perf_counter() - again)
+            cli = esbuild_cli_bytes(bundler, client, name, version, pinned)
+            size_ratio = len(module.content) / cli
+            same = client.get(f"/npm/{name}@{version}/{same_size}")
+            same.raise_for_status()
+            # Alternating pairs, the median ratio: on a shared machine one pair can be off 2x.
+            runs: dict[str, list[loadgen.LoadResult]] = {"esm": [], "file": []}
+            ratios: list[float] = []
+            for _ in range(ESM_PAIRS):
+                for kind, path in (("esm", "+esm"), ("file", same_size)):
+                    quiet.wait()
+                    runs[kind].append(
+                        loadgen.run_wrk(
+                            wrk,
+                            f"{ours.base_url}/npm/{name}@{version}/{path}",
+                            connections=16,
+                            duration_s=plan.duration_s,
+                            server_pid=ours.pid,
+                            script_dir=work,
+                        )
+                    )
+                ratios.append(runs["esm"][-1].rps / max(runs["file"][-1].rps, 0.001))
+            rps_ratio = statistics.median(ratios)
+            middle = ratios.index(rps_ratio) if rps_ratio in ratios else 0
+            served = {kind: runs[kind][middle] for kind in runs}
+            results[f"esm_{name}"] = {
+                "first_build_ms": build_ms,
+                "warm_get_ms": warm_ms,
+                "module_bytes": len(module.content),
+                "esbuild_cli_bytes": cli,
+                "warm_esm": [r.as_json() for r in runs["esm"]],
+                "warm_file": [r.as_json() for r in runs["file"]],
+                "ratios": ratios,
+            }
+            rows.append(
+                f"| ES module {name}@{version}: first build | {build_ms:,.0f} ms (then "
+                f"{warm_ms:.1f} ms) | — | — | — |"
+            )
+            rows.append(
+                f"| ES module {name}@{version}: warm `+esm`, {len(module.content) / 1024:.0f} KB, "
+                f"c=16 | {served['esm'].rps:,.0f} req/s, p99 {served['esm'].p99_ms:.1f} ms | "
+                f"warm pinned `{same_size}` ({len(same.content) / 1024:.0f} KB): "
+                f"{served['file'].rps:,.0f} req/s, p99 {served['file'].p99_ms:.1f} ms | "
+                f"{rps_ratio:.2f}× (median of {ESM_PAIRS} alternating pairs: "
+                f"{', '.join(f'{r:.2f}' for r in ratios)}) | ≥ 0.9×: "
+                f"{'met' if rps_ratio >= TARGET_ESM_RATIO else 'NOT met'} |"
+            )
+            rows.append(
+                f"| ES module {name}@{version}: bytes | {len(module.content):,} | esbuild CLI "
+                f"bundle+minify of the same entry and externals: {cli:,} | {size_ratio:.3f}× | "
+                f"within 10 %: {'met' if abs(size_ratio - 1) <= TARGET_ESM_BYTES else 'NOT met'} |"
+            )
+        client.close()
+
+
+def esm_only(quick: bool, keep: bool) -> int:
+    plan = Plan(duration_s=3 if quick else 8, cold_versions=0, workers=())
+    work = Path(tempfile.mkdtemp(prefix="assetgate-bench-packages-"))
+    rows: list[str] = []
+    results: dict[str, object] = {}
+    bench_esm(plan, loadgen.ensure_wrk(), work, rows, results)
+    print_results(results, rows)
+    if not keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (logs, store)")
+    parser.add_argument("--esm-only", action="store_true", help="only the ES module figures (4)")
     args = parser.parse_args()
+    if args.esm_only:
+        return esm_only(args.quick, args.keep)
     plan = Plan(duration_s=3, cold_versions=5, workers=(1,)) if args.quick else Plan(8, 15, (1, 2))
     wrk = loadgen.ensure_wrk()
     rng = random.Random(4)
@@ -374,9 +530,14 @@ def main() -> int:
         client.close()
         direct.close()
     upstream.stop()
+    bench_esm(plan, wrk, work, rows, results)
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
+    print_results(results, rows)
+    return 0
 
+
+def print_results(results: dict[str, object], rows: list[str]) -> None:
     print(json.dumps(results, indent=2))
     print()
     print(f"Measured {time.strftime('%Y-%m-%d')} on {loadgen.NCPU} cores (`bench/packages.py`):")
@@ -385,7 +546,6 @@ def main() -> int:
     print("|---|---|---|---|---|")
     for row in rows:
         print(row)
-    return 0
 
 
 if __name__ == "__main__":

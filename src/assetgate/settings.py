@@ -87,6 +87,11 @@ class Settings(BaseSettings):
     library_files: str = "https://cdnjs.cloudflare.com/ajax/libs"
     upstream_timeout_s: float = Field(default=10.0, gt=0)
     search_cache_ttl_s: float = Field(default=60.0, ge=0)
+    packument_max_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
+    esm_bundler_dir: Path | None = None  # None: <python prefix>/share/assetgate/bundler
+    esm_node: str = "node"
+    esm_build_timeout_s: float = Field(default=20.0, gt=0)
+    esm_build_memory_bytes: int = Field(default=2 * 1024 * 1024 * 1024, ge=512 * 1024 * 1024)
 
     # --- conversion (C) and the shared rate limiter -------------------------------------------
     rate_limit: str = "100/10 seconds"

@@ -40,7 +40,7 @@ class PackageAddress:
 
     def with_version(self, version: str) -> str:
         """The same address pinned to ``version`` (the Location of a range/tag redirect)."""
-        file = "" if self.file is None else quote(self.file, safe="/")
+        file = "" if self.file is None else quote(self.file, safe="/+")
         tail = "/" if self.file is None else "/" + file + ("/" if self.directory else "")
         return f"/npm/{self.name}@{quote(version, safe='')}{tail}"
 

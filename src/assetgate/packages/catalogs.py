@@ -16,14 +16,16 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import quote, urlencode, urlsplit
 
+import anyio.to_thread
 import httpx
 
 from assetgate.errors import AppError
 from assetgate.packages.address import EXACT_LIBRARY_VERSION, LIBRARY_NAME, is_package_name
 from assetgate.packages.merge import Hit, Kind
+from assetgate.packages.packument import parse_packument, reduce_version
 from assetgate.packages.versions import Dist, Packument, is_exact, is_tag
 
-PACKUMENT_MAX_BYTES: Final = 64 * 1024 * 1024
+PACKUMENT_MAX_BYTES: Final = 32 * 1024 * 1024  # ASSETGATE_PACKUMENT_MAX_BYTES' default
 SEARCH_MAX_BYTES: Final = 4 * 1024 * 1024
 ABBREVIATED: Final = "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8"
 
@@ -34,15 +36,17 @@ class LibraryVersion:
     sri: Mapping[str, str]
 
 
-async def fetch_json(
+async def fetch_body(
     http: httpx.AsyncClient,
     url: str,
     *,
     timeout_s: float,
     max_bytes: int,
     accept: str = "application/json",
-) -> object:
-    """GET ``url`` -> parsed JSON; an upstream AppError: 404 for a 404, 502/504 otherwise."""
+    too_large: str = "upstream answer is too large",
+) -> bytes:
+    """GET ``url`` -> its body, at most ``max_bytes`` (AppError 502 ``too_large`` beyond);
+    an upstream AppError: 404 for a 404, 502/504 otherwise."""
     try:
         async with asyncio.timeout(timeout_s):
             async with http.stream(
@@ -54,16 +58,29 @@ async def fetch_json(
                     raise AppError.upstream(f"upstream answered {response.status_code}")
                 declared = response.headers.get("content-length", "")
                 if declared.isdigit() and int(declared) > max_bytes:
-                    raise AppError.upstream("upstream answer is too large")
+                    raise AppError.upstream(too_large)
                 body = bytearray()
                 async for chunk in response.aiter_bytes():
                     body += chunk
                     if len(body) > max_bytes:
-                        raise AppError.upstream("upstream answer is too large")
+                        raise AppError.upstream(too_large)
     except TimeoutError as exc:
         raise AppError.upstream("upstream timed out", 504) from exc
     except httpx.HTTPError as exc:
         raise AppError.upstream("upstream unreachable") from exc
+    return bytes(body)
+
+
+async def fetch_json(
+    http: httpx.AsyncClient,
+    url: str,
+    *,
+    timeout_s: float,
+    max_bytes: int,
+    accept: str = "application/json",
+) -> object:
+    """GET ``url`` -> parsed JSON (small documents: parsed where it is called)."""
+    body = await fetch_body(http, url, timeout_s=timeout_s, max_bytes=max_bytes, accept=accept)
     try:
         return json.loads(body)
     except ValueError as exc:
@@ -80,21 +97,17 @@ def _str(value: object) -> str | None:
 
 
 def make_packument(name: str, doc: object) -> Packument:
-    """A full or abbreviated registry document -> Packument; AppError 502 when malformed."""
+    """A registry-shaped document already parsed (the reduced copy kept for stale-if-error)."""
     if not isinstance(doc, dict) or not isinstance(doc.get("versions"), dict):
         raise AppError.upstream("registry answered an unexpected document")
     dists: dict[str, Dist] = {}
     deprecated: set[str] = set()
     for version, meta in doc["versions"].items():
-        if not isinstance(version, str) or not isinstance(meta, dict) or not is_exact(version):
+        reduced = reduce_version(meta)
+        if reduced is None or not isinstance(version, str) or not is_exact(version):
             continue  # only semver strings: a version ends up in headers and paths
-        dist = meta.get("dist")
-        if not isinstance(dist, dict) or not isinstance(dist.get("tarball"), str):
-            continue
-        dists[version] = Dist(
-            dist["tarball"], _str(dist.get("integrity")), _str(dist.get("shasum"))
-        )
-        if meta.get("deprecated"):
+        dists[version], is_deprecated = reduced
+        if is_deprecated:
             deprecated.add(version)
     raw_tags = doc.get("dist-tags")
     tags: dict[str, str] = {}
@@ -124,16 +137,28 @@ def packument_to_json(packument: Packument) -> dict[str, object]:
 
 
 async def fetch_packument(
-    http: httpx.AsyncClient, registry: str, name: str, *, timeout_s: float, full: bool = False
+    http: httpx.AsyncClient,
+    registry: str,
+    name: str,
+    *,
+    timeout_s: float,
+    max_bytes: int = PACKUMENT_MAX_BYTES,
+    full: bool = False,
 ) -> Packument:
-    doc = await fetch_json(
+    """The registry document of ``name``, read up to ``max_bytes`` and parsed on a worker thread
+    (``packages.packument``), so a huge one neither stalls the event loop nor fills memory."""
+    body = await fetch_body(
         http,
         packument_url(registry, name),
         timeout_s=timeout_s,
-        max_bytes=PACKUMENT_MAX_BYTES,
+        max_bytes=max_bytes,
         accept="application/json" if full else ABBREVIATED,
+        too_large=(
+            f"registry document of {name} is larger than ASSETGATE_PACKUMENT_MAX_BYTES"
+            f" ({max_bytes} bytes)"
+        ),
     )
-    return make_packument(name, doc)
+    return await anyio.to_thread.run_sync(parse_packument, name, body)
 
 
 def tarball_url(registry: str, name: str, version: str, dist_tarball: str) -> str:
@@ -178,7 +203,13 @@ def make_npm_hits(doc: object) -> list[Hit]:
 
 
 async def search_npm(
-    http: httpx.AsyncClient, registry: str, q: str, *, size: int, timeout_s: float
+    http: httpx.AsyncClient,
+    registry: str,
+    q: str,
+    *,
+    size: int,
+    timeout_s: float,
+    packument_max_bytes: int = PACKUMENT_MAX_BYTES,
 ) -> list[Hit]:
     """Registry search; a registry without ``/-/v1/search`` (404) gets an exact-name lookup."""
     url = f"{registry}-/v1/search?{urlencode({'text': q, 'size': size})}"
@@ -187,18 +218,22 @@ async def search_npm(
     except AppError as exc:
         if exc.status != 404:
             raise
-        return await _exact_name_hit(http, registry, q, timeout_s=timeout_s)
+        return await _exact_name_hit(
+            http, registry, q, timeout_s=timeout_s, max_bytes=packument_max_bytes
+        )
     return make_npm_hits(doc)
 
 
 async def _exact_name_hit(
-    http: httpx.AsyncClient, registry: str, q: str, *, timeout_s: float
+    http: httpx.AsyncClient, registry: str, q: str, *, timeout_s: float, max_bytes: int
 ) -> list[Hit]:
     name = q.strip().lower()
     if not is_package_name(name):
         return []
     try:
-        packument = await fetch_packument(http, registry, name, timeout_s=timeout_s, full=True)
+        packument = await fetch_packument(
+            http, registry, name, timeout_s=timeout_s, max_bytes=max_bytes, full=True
+        )
     except AppError as exc:
         if exc.status == 404:
             return []

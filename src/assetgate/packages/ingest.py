@@ -65,6 +65,7 @@ class Upstreams:
     library_api: str
     library_files: str
     timeout_s: float
+    packument_max_bytes: int = catalogs.PACKUMENT_MAX_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +128,7 @@ class Packages:
         self.caches = caches
 
     # --- single flight ------------------------------------------------------------------------
-    async def _once(self, key: tuple[str, ...], work: Callable[[], Awaitable[T]]) -> T:
+    async def once(self, key: tuple[str, ...], work: Callable[[], Awaitable[T]]) -> T:
         value, _ = await self.caches.once.get_or_compute("\0".join(key), work)
         return cast(T, value)
 
@@ -148,7 +149,11 @@ class Packages:
         registry = self._registry()
         try:
             packument = await catalogs.fetch_packument(
-                self.http, registry, name, timeout_s=self.upstreams.timeout_s
+                self.http,
+                registry,
+                name,
+                timeout_s=self.upstreams.timeout_s,
+                max_bytes=self.upstreams.packument_max_bytes,
             )
         except AppError as exc:
             if exc.status == 404:
@@ -188,7 +193,7 @@ class Packages:
         row = self.store.version(*key)
         if row is not None:
             return row
-        return await self._once(key, lambda: self._ingest(key))
+        return await self.once(key, lambda: self._ingest(key))
 
     async def _ingest(self, key: VersionKey) -> VersionRow:
         _, name, version = key
@@ -316,7 +321,7 @@ class Packages:
         row = self.store.file("lib", name, version, path)
         if row is not None:
             return row
-        return await self._once(
+        return await self.once(
             ("lib", name, version, path), lambda: self._ingest_library_file(name, version, path)
         )
 

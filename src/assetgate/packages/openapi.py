@@ -50,6 +50,11 @@ SEARCH_RESULT: Final[dict[str, Any]] = {
     },
 }
 
+#: What ``pkg`` accepts (``packages.esm.importmap.parse_wanted`` is the authority).
+PKG_PATTERN = (
+    r"^(@[a-z0-9~-][a-z0-9._~-]{0,50}/)?[a-z0-9~-][a-z0-9._~-]{0,100}"
+    r"(@[0-9A-Za-z.^~<>=|*+_-]{1,64})?(/[A-Za-z0-9_+-][A-Za-z0-9._+-]{0,50}){0,4}$"
+)
 _PINNED = {
     "200": {"description": "The file, `Cache-Control: public, max-age=31536000, immutable`."},
     "304": {"description": "Not modified (strong ETag = sha256 of the file)."},
@@ -161,6 +166,57 @@ OPENAPI: Final[dict[str, Any]] = {
                 {"name": "path", "in": "path", "required": True, "schema": {"type": "string"}},
             ],
             "responses": {"302": _RESOLVED, **_PINNED},
+        }
+    },
+    "/npm/{package}@{version}/+esm": {
+        "get": {
+            "operationId": "packageModule",
+            "summary": "The package's entry as an ES module built by esbuild, dependencies external"
+            " and pinned (also `/<subpath>/+esm`; `?sri` for its integrity).",
+            "parameters": [
+                {"name": "package", "in": "path", "required": True, "schema": {"type": "string"}},
+                {"name": "version", "in": "path", "required": True, "schema": {"type": "string"}},
+            ],
+            "responses": {
+                **_PINNED,
+                "302": {"description": "From a range or tag to the exact version."},
+                "501": _error("The bundler is not installed (the message names it)."),
+                "502": _error("The package cannot be built (names it and the first error)."),
+                "504": _error("The build or an upstream took longer than its deadline."),
+            },
+        }
+    },
+    "/npm/importmap": {
+        "get": {
+            "operationId": "packageImportMap",
+            "summary": "An import map for the named packages, every module pinned, with integrity.",
+            "parameters": [
+                {
+                    "name": "pkg",
+                    "in": "query",
+                    "required": True,
+                    "style": "form",
+                    "explode": True,
+                    "schema": {
+                        "type": "array",
+                        "items": {"type": "string", "pattern": PKG_PATTERN},
+                        "minItems": 1,
+                        "maxItems": 32,
+                    },
+                    "description": "`<name>[@<version, range or tag>][/<subpath>]`, repeated.",
+                }
+            ],
+            "responses": {
+                "200": {
+                    "description": "`imports`, `scopes` where versions conflict, `integrity`.",
+                    "content": {"application/importmap+json": {"schema": {"type": "object"}}},
+                },
+                "400": _error("A missing or malformed pkg."),
+                "404": _error("A package, version or entry that does not exist."),
+                "501": _error("The bundler is not installed (the message names it)."),
+                "502": _error("A registry failure, or a module that cannot be built."),
+                "504": _error("A build or an upstream took longer than its deadline."),
+            },
         }
     },
     "/npm/_assets/{name}": {

@@ -1,7 +1,8 @@
 """The package library's own page: ``search.html``, its script and style, shipped as package data.
 
 Loaded once in the part's lifespan, each with its ETag, so serving the page costs no disk read.
-The page talks to the service only through ``/npm/search``; its CSP allows nothing else.
+The page talks to the service only through ``/npm/search``, the ``?sri`` of ready results and
+``/npm/importmap`` (on a click); its CSP allows nothing else.
 """
 
 from __future__ import annotations

@@ -9,7 +9,9 @@ Everything under ``/npm/`` belongs to this part: a miss is this part's 404, with
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
+import re
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -25,6 +27,7 @@ from starlette.routing import Route
 from assetgate.budget import rate_limited
 from assetgate.errors import AppError
 from assetgate.minify.respond import asset_response
+from assetgate.minify.spec import AssetSpec
 from assetgate.packages.address import LibraryAddress, PackageAddress, parse_address
 from assetgate.packages.bodies import (
     CROSS_ORIGIN,
@@ -37,6 +40,9 @@ from assetgate.packages.bodies import (
     pinned_headers,
     pinned_raw_headers,
 )
+from assetgate.packages.esm.bundler import locate
+from assetgate.packages.esm.importmap import make_import_map, parse_wanted, resolve_graph
+from assetgate.packages.esm.modules import Modules, module_url
 from assetgate.packages.ingest import IngestCaches, Packages, Upstreams
 from assetgate.packages.openapi import OPENAPI
 from assetgate.packages.page import PAGE_CACHE, PAGE_CSP, STATIC_FILES, load_page_files
@@ -57,12 +63,17 @@ MISS_CACHE: Final = "public, max-age=60"
 SEARCH_CACHE: Final = "public, max-age=60"
 INLINE_MAX_BYTES: Final = 1024 * 1024
 ASSET_QUERY: Final = ("min", "compress", "safe")
+ESM_SUFFIX: Final = "+esm"
+MINIFIED_NAME: Final = re.compile(r"^(?P<stem>.+)\.min\.(?P<ext>js|css)$")
+
+log = logging.getLogger("assetgate.packages")
 
 
 @dataclass(slots=True)
 class PackagesState:
     store: Store
     packages: Packages
+    modules: Modules
     search: Search
     static: Mapping[str, StaticFile]
 
@@ -77,11 +88,22 @@ async def lifespan(res: Resources) -> AsyncIterator[PackagesState]:
         library_api=settings.library_api,
         library_files=settings.library_files,
         timeout_s=settings.upstream_timeout_s,
+        packument_max_bytes=settings.packument_max_bytes,
     )
     packages = Packages(store, res.http, res.gate, upstreams, IngestCaches.build(res))
+    bundler = await anyio.to_thread.run_sync(
+        locate,
+        settings.esm_bundler_dir,
+        settings.esm_node,
+        settings.esm_build_timeout_s,
+        settings.esm_build_memory_bytes,
+    )
+    if isinstance(bundler, str):
+        log.warning("ES module builds (+esm, /npm/importmap) are unavailable: %s", bundler)
     state = PackagesState(
         store=store,
         packages=packages,
+        modules=Modules(packages, bundler),
         search=Search.build(packages, res),
         static=await anyio.to_thread.run_sync(load_page_files),
     )
@@ -202,6 +224,9 @@ async def _package(request: Request, address: PackageAddress) -> Response:
         headers = {**CROSS_ORIGIN, "Cache-Control": ALIAS_CACHE, "X-Resolved-Version": version}
         return RedirectResponse(location, status_code=302, headers=headers)
     name, version = address.name, address.spec
+    file = address.file
+    if file is not None and not address.directory and file.split("/")[-1] == ESM_SUFFIX:
+        return await _esm(request, state, name, version, file.removesuffix(ESM_SUFFIX).rstrip("/"))
     row = await state.packages.ensure_version(name, version)
     query = request.query_params
     if address.file is None or address.directory:
@@ -229,6 +254,42 @@ async def _package(request: Request, address: PackageAddress) -> Response:
             raise AppError.not_found()
         return _sri(request, f"/npm/{name}@{version}/{quote(address.file, safe='/')}", found)
     return await _serve(request, state, ("npm", name, version), address.file)
+
+
+async def _esm(
+    request: Request, state: PackagesState, name: str, version: str, subpath: str
+) -> Response:
+    """The package (or its subpath) as a built ES module (``packages.esm.modules``)."""
+    url = module_url(name, version, subpath)
+    for attempt in range(2):
+        row = await state.modules.row(name, version, subpath)
+        if "sri" in request.query_params:
+            return _sri(request, url, row)
+        try:
+            return await _file_response(request, state, ("esm", name, version), row)
+        except _Vanished:
+            if attempt:
+                break
+            await anyio.to_thread.run_sync(state.store.forget, ("esm", name, version))
+    raise AppError.upstream("the built module is not available, retry", status=503)
+
+
+async def importmap(request: Request) -> Response:
+    """``/npm/importmap?pkg=…``: an import map with every transitive module pinned."""
+    state = _state(request)
+    try:
+        wanted = parse_wanted(request.query_params.getlist("pkg"))
+        top, graph, users = await resolve_graph(state.modules, wanted)
+    except AppError as exc:
+        exc.headers = {**CROSS_ORIGIN, "Cache-Control": "no-store", **exc.headers}
+        raise
+    base = str(request.base_url).rstrip("/")
+    body = make_import_map(base, top, graph, users)
+    pinned = all(is_exact(w.spec) for w in wanted)
+    headers = {**CROSS_ORIGIN, "Cache-Control": DEFAULT_FILE_CACHE if pinned else ALIAS_CACHE}
+    response = _json(request, body, headers)
+    response.headers["Content-Type"] = "application/importmap+json"
+    return response
 
 
 async def _library_file(request: Request, address: LibraryAddress) -> Response:
@@ -323,6 +384,31 @@ async def _file_response(
     return response
 
 
+async def _minified_sibling(
+    request: Request, state: PackagesState, key: tuple[Namespace, str, str], path: str
+) -> Response:
+    """jsDelivr's grammar: ``<file>.min.js``/``.min.css`` that the package lacks is its
+    ``<file>.js``/``.css`` through the minifier (the same one as ``?min=1``), pinned as well."""
+    match = MINIFIED_NAME.match(path)
+    source = None if match is None else state.store.file(*key, f"{match['stem']}.{match['ext']}")
+    blob = None if source is None else state.store.blob_path(source.blob)
+    if source is None or blob is None:
+        raise AppError.not_found()
+    res = resources(request)
+    extra = {k: v for k, v in pinned_headers(source).items() if k not in ("ETag", "Content-Digest")}
+    return await asset_response(
+        request,
+        blob,
+        lane=res.asset_lane,
+        cache=res.assets,
+        sources=res.sources,
+        cache_control=PINNED_CACHE,
+        max_bytes=res.settings.asset_max_bytes,
+        extra_headers={**extra, "X-Minified-From": quote(source.path, safe="/+@")},
+        spec=AssetSpec(minify=True),
+    )
+
+
 class _Vanished(Exception):
     """A blob the index names is gone: another worker process evicted it a moment ago."""
 
@@ -345,7 +431,7 @@ async def _serve(
     for attempt in range(2):
         found = state.store.file(ns, name, version, path)
         if found is None:
-            raise AppError.not_found()
+            return await _minified_sibling(request, state, key, path)
         try:
             return await _file_response(request, state, key, found)
         except _Vanished:
@@ -363,6 +449,7 @@ PART = Part(
     name="packages",
     routes=[
         _route("/npm", page),
+        _route("/npm/importmap", importmap),
         any_method(
             "/npm/search", rate_limited("packages", search), methods=READ_METHODS, cors=_cors
         ),

@@ -83,6 +83,7 @@ class Search:
             query.q,
             size=max(query.limit * 2, 20),
             timeout_s=self._timeout(),
+            packument_max_bytes=self.packages.upstreams.packument_max_bytes,
         )
 
     async def _library(self, query: SearchQuery) -> list[Hit]:

@@ -31,7 +31,7 @@ from typing import Final, Literal
 from assetgate.packages.blobs import Blobs, trim
 from assetgate.packages.tarball import StoredBlob
 
-Namespace = Literal["npm", "lib"]
+Namespace = Literal["npm", "lib", "esm"]  # esm: built ES modules of an npm version
 CHUNK_BYTES: Final = 64 * 1024
 FILE_CACHE_ENTRIES: Final = 8192
 TOUCH_FLUSH_S: Final = 30.0

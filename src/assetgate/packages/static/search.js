@@ -45,6 +45,37 @@
     }
   }
 
+  function copy(text) {
+    navigator.clipboard.writeText(text).then(
+      () => { status.textContent = "Copied."; },
+      () => { status.textContent = "Copy failed: select the tag and copy it by hand."; },
+    );
+  }
+
+  // An npm result's import map (/npm/importmap: every module pinned, with integrity), asked for
+  // on a click only, since it builds the package's modules.
+  async function showImportMap(item, box) {
+    const code = box.querySelector(".map");
+    code.hidden = false;
+    code.textContent = "Building the ES modules…";
+    try {
+      const pkg = encodeURIComponent(`${item.name}@${item.version}`);
+      const response = await fetch(`/npm/importmap?pkg=${pkg}`);
+      const data = await response.json();
+      if (!response.ok) {
+        code.textContent = `No import map: ${data.error || response.status}`;
+        return;
+      }
+      const json = JSON.stringify(data, null, 2).replace(/</g, "\\u003c");
+      code.textContent =
+        `<script type="importmap">\n${json}\n</script>\n` +
+        `<script type="module">\nimport * as pkg from ${JSON.stringify(item.name)};\n</script>`;
+      box.querySelector(".copy-map").hidden = false;
+    } catch (error) {
+      code.textContent = "No import map: the service is unreachable.";
+    }
+  }
+
   function render(data) {
     list.replaceChildren();
     for (const item of data.results) {
@@ -56,12 +87,15 @@
       node.querySelector(".ready").hidden = !item.ready;
       const code = node.querySelector(".tag");
       code.textContent = makeTag(absolute(item.url), "");
-      node.querySelector(".copy").addEventListener("click", () => {
-        navigator.clipboard.writeText(code.textContent).then(
-          () => { status.textContent = "Copied."; },
-          () => { status.textContent = "Copy failed: select the tag and copy it by hand."; },
-        );
-      });
+      node.querySelector(".copy").addEventListener("click", () => copy(code.textContent));
+      const esm = node.querySelector(".esm");
+      if (item.kind === "package") {
+        esm.hidden = false;
+        esm.querySelector(".show-map").addEventListener("click", () => showImportMap(item, esm));
+        esm.querySelector(".copy-map").addEventListener("click", () => {
+          copy(esm.querySelector(".map").textContent);
+        });
+      }
       if (item.ready) fetchSri(item, code);
       list.appendChild(node);
     }

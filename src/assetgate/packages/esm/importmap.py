@@ -1,0 +1,158 @@
+"""``/npm/importmap?pkg=react@18.3.1&pkg=react-dom@18.3.1/client``: an import map to paste.
+
+Each ``pkg`` is ``<name>[@<version, range or tag>][/<subpath>]``; ranges resolve to one exact
+version. Every module the requested ones import, transitively, is built (``esm.modules``) and
+listed: under ``imports`` by its bare specifier (``react``, ``react-dom/client``) when one version
+of it is in the graph; where several versions of a specifier are, ``imports`` keeps the one a
+request named (else the highest) and ``scopes`` maps the others for the packages that use them.
+``integrity`` holds the sha512 SRI of every module URL, so the browser checks each one it loads.
+The modules import each other by pinned URL already; the map makes bare names work in the page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from semantic_version import Version
+
+from assetgate.errors import AppError
+from assetgate.packages.address import PackageAddress, parse_address
+from assetgate.packages.esm.modules import Module, Modules, module_url
+from assetgate.packages.integrity import make_sri
+
+MAX_REQUESTED: Final = 32
+MAX_MODULES: Final = 400
+BUILDS_AT_ONCE: Final = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Wanted:
+    name: str
+    spec: str
+    subpath: str
+
+    @property
+    def specifier(self) -> str:
+        return f"{self.name}/{self.subpath}" if self.subpath else self.name
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleRef:
+    name: str
+    version: str
+    subpath: str
+
+    @property
+    def specifier(self) -> str:
+        return f"{self.name}/{self.subpath}" if self.subpath else self.name
+
+    @property
+    def url(self) -> str:
+        return module_url(self.name, self.version, self.subpath)
+
+
+def parse_wanted(values: Sequence[str]) -> list[Wanted]:
+    """The ``pkg`` parameters; 400 naming ``pkg`` for a missing, malformed or excess one."""
+    if not values:
+        raise AppError.missing_param("pkg")
+    if len(values) > MAX_REQUESTED:
+        raise AppError.bad_param("pkg", f"at most {MAX_REQUESTED} packages")
+    wanted: list[Wanted] = []
+    for value in values:
+        address = None if "%" in value else parse_address(value.strip())
+        if not isinstance(address, PackageAddress) or address.directory:
+            raise AppError.bad_param("pkg", "<name>[@<version>][/<subpath>]", value)
+        subpath = (address.file or "").removesuffix("/+esm").removesuffix("+esm")
+        wanted.append(Wanted(address.name, address.spec, subpath))
+    return wanted
+
+
+def parse_module_url(url: str) -> ModuleRef | None:
+    """``/npm/<name>@<exact>[/<sub>]/+esm`` (as the bundler wrote it) -> its parts."""
+    if not url.startswith("/npm/") or not url.endswith("/+esm"):
+        return None
+    address = parse_address(url.removeprefix("/npm/"))
+    if not isinstance(address, PackageAddress) or address.file is None:
+        return None
+    return ModuleRef(address.name, address.spec, address.file.removesuffix("+esm").rstrip("/"))
+
+
+def _newest(versions: Iterable[str]) -> str:
+    def order(text: str) -> tuple[int, Version | str]:
+        try:
+            return (1, Version(text))
+        except ValueError:
+            return (0, text)
+
+    return max(versions, key=order)
+
+
+def make_import_map(
+    base: str,
+    top: Sequence[ModuleRef],
+    graph: dict[ModuleRef, Module],
+    users: dict[ModuleRef, set[ModuleRef]],
+) -> dict[str, object]:
+    """The map from the resolved graph (pure). ``users``: who imports each module."""
+    by_specifier: dict[str, dict[str, ModuleRef]] = {}
+    for ref in graph:
+        by_specifier.setdefault(ref.specifier, {})[ref.version] = ref
+    chosen = {ref.specifier: ref for ref in top}
+    imports: dict[str, str] = {}
+    scopes: dict[str, dict[str, str]] = {}
+    for specifier in sorted(by_specifier):
+        versions = by_specifier[specifier]
+        main = chosen.get(specifier) or versions[_newest(versions)]
+        imports[specifier] = base + main.url
+        for ref in versions.values():
+            if ref == main:
+                continue
+            for user in sorted(users.get(ref, ()), key=lambda r: r.url):
+                scope = f"{base}/npm/{user.name}@{user.version}/"
+                scopes.setdefault(scope, {})[specifier] = base + ref.url
+    integrity = {
+        base + ref.url: make_sri("sha512", bytes.fromhex(module.row.sha512))
+        for ref, module in sorted(graph.items(), key=lambda item: item[0].url)
+    }
+    body: dict[str, object] = {"imports": imports}
+    if scopes:
+        body["scopes"] = scopes
+    body["integrity"] = integrity
+    return body
+
+
+async def resolve_graph(
+    modules: Modules, wanted: Sequence[Wanted]
+) -> tuple[list[ModuleRef], dict[ModuleRef, Module], dict[ModuleRef, set[ModuleRef]]]:
+    """Pin every request, then build and follow the modules' imports, a level at a time."""
+    versions = await asyncio.gather(*(modules.packages.resolve(w.name, w.spec) for w in wanted))
+    top = [ModuleRef(w.name, v, w.subpath) for w, v in zip(wanted, versions, strict=True)]
+    graph: dict[ModuleRef, Module] = {}
+    users: dict[ModuleRef, set[ModuleRef]] = {}
+    gate = asyncio.Semaphore(BUILDS_AT_ONCE)
+
+    async def build(ref: ModuleRef) -> Module:
+        async with gate:
+            return await modules.ensure(ref.name, ref.version, ref.subpath)
+
+    level = list(dict.fromkeys(top))
+    while level:
+        if len(graph) + len(level) > MAX_MODULES:
+            expected = f"packages whose import graph has at most {MAX_MODULES} modules"
+            raise AppError.bad_param("pkg", expected)
+        built = await asyncio.gather(*(build(ref) for ref in level))
+        following: list[ModuleRef] = []
+        for ref, module in zip(level, built, strict=True):
+            graph[ref] = module
+            for url in module.imports:
+                dep = parse_module_url(url)
+                if dep is None:
+                    continue
+                users.setdefault(dep, set()).add(ref)
+                if dep not in graph and dep not in following:
+                    following.append(dep)
+        level = [ref for ref in following if ref not in graph]
+    return top, graph, users

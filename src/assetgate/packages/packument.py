@@ -1,0 +1,70 @@
+"""A registry document (packument) -> the small ``Packument`` that resolution needs, streamed.
+
+A popular package's document runs to tens of megabytes (every version's manifest). ``json.loads``
+of it is one C call that holds the GIL for seconds and builds every manifest as Python objects
+(a 60 MB document: a 4 s stall of the event loop, +570 MiB). Here ``ijson`` (yajl in C) walks
+the bytes and hands over one version at a time; only ``dist`` and ``deprecated`` of each version,
+the dist-tags and the description are kept, and the caller runs it on a worker thread, where
+each version handed back lets the event loop in. The byte cap is the caller's
+(``ASSETGATE_PACKUMENT_MAX_BYTES``, checked while the body arrives).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+from typing import Final
+
+import ijson
+
+from assetgate.errors import AppError
+from assetgate.packages.versions import Dist, Packument, is_exact, is_tag
+
+MAX_DESCRIPTION_CHARS: Final = 1024
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def reduce_version(meta: object) -> tuple[Dist, bool] | None:
+    """One ``versions[v]`` manifest -> its Dist and whether it is deprecated (None if unusable)."""
+    if not isinstance(meta, Mapping):
+        return None
+    dist = meta.get("dist")
+    if not isinstance(dist, Mapping) or not isinstance(dist.get("tarball"), str):
+        return None
+    found = Dist(dist["tarball"], _str(dist.get("integrity")), _str(dist.get("shasum")))
+    return found, bool(meta.get("deprecated"))
+
+
+def parse_packument(name: str, body: bytes) -> Packument:
+    """Registry document bytes -> Packument; AppError 502 when it is not one."""
+    dists: dict[str, Dist] = {}
+    deprecated: set[str] = set()
+    tags: dict[str, str] = {}
+    description = ""
+    latest_description = ""
+    seen_versions = False
+    try:
+        # Small values first, each in a pass of its own: yajl skips what is not asked for.
+        for value in ijson.items(io.BytesIO(body), "dist-tags", use_float=True):
+            if isinstance(value, dict):
+                tags = {k: v for k, v in value.items() if isinstance(v, str) and is_tag(k, v)}
+        for value in ijson.items(io.BytesIO(body), "description", use_float=True):
+            description = (_str(value) or "")[:MAX_DESCRIPTION_CHARS]
+        for version, meta in ijson.kvitems(io.BytesIO(body), "versions", use_float=True):
+            seen_versions = True
+            reduced = reduce_version(meta)
+            if reduced is None or not isinstance(version, str) or not is_exact(version):
+                continue  # only semver strings: a version ends up in headers and paths
+            dists[version], is_deprecated = reduced
+            if is_deprecated:
+                deprecated.add(version)
+            if not description and version == tags.get("latest") and isinstance(meta, Mapping):
+                latest_description = (_str(meta.get("description")) or "")[:MAX_DESCRIPTION_CHARS]
+    except (ijson.JSONError, ijson.IncompleteJSONError, ValueError) as exc:
+        raise AppError.upstream("registry answered invalid JSON") from exc
+    if not seen_versions and not dists:
+        raise AppError.upstream("registry answered an unexpected document")
+    return Packument(name, tags, dists, frozenset(deprecated), description or latest_description)
