@@ -97,3 +97,31 @@ async def test_truncated_progressive_jpeg_is_415_like_other_damaged_images(
             assert_error(response, 415, "truncated or corrupt")
         whole = await client.get(url.format("whole.jpg"))
         assert whole.status_code == 200
+
+
+TIFFS = {
+    "lab.tif": make.lab_tiff,
+    "old-jpeg.tif": make.old_jpeg_tiff,
+    "float.tif": make.float_tiff,
+}
+
+
+@pytest.mark.parametrize("name", sorted(TIFFS))
+async def test_tiffs_libvips_refuses_convert_through_pillow(
+    docroot: Path, custom_client: Callable[..., Any], name: str
+) -> None:
+    """Before: 415 for CIE L*a*b* and old-style JPEG, black for 0..1 float grey."""
+    (docroot / name).write_bytes(TIFFS[name]())
+    async with custom_client() as client:
+        response = await client.get(f"/{name}?format=png&w=32")
+    assert response.status_code == 200, response.text
+    image = make.decode(response.content)
+    assert (image.width, image.height) == (32, 24)
+    luma = make.quadrants(64, 48).convert("L")
+    red, white = image(3, 3), image(28, 20)
+    if name == "float.tif":
+        assert red[0] == pytest.approx(luma.getpixel((2, 2)), abs=4)
+        assert white[0] == pytest.approx(255, abs=4)
+    else:
+        assert red[:3] == pytest.approx(list(make.RED), abs=30)
+        assert white[:3] == pytest.approx(list(make.WHITE), abs=30)

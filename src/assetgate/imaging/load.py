@@ -60,11 +60,14 @@ from assetgate.imaging.formats import (
 )
 from assetgate.imaging.limits import check_animation
 from assetgate.imaging.pillow import (
+    COMPRESSION,
+    OLD_STYLE_JPEG,
     PILLOW_FORMATS,
     decode_apng_frames,
     decode_heif,
     decode_pillow,
     probe_pillow,
+    tiff_tag,
 )
 
 __all__ = [
@@ -143,7 +146,12 @@ def probe(
         # size libvips reports.
         _check_gif_canvas(src, max_pixels)
     with decoding():
-        info = probe_pillow(src, fmt) if fmt in PILLOW_FORMATS else _probe_vips(src, fmt)
+        if fmt in PILLOW_FORMATS:
+            info = probe_pillow(src, fmt)
+        elif fmt == "tiff":
+            info = _probe_tiff(src)
+        else:
+            info = _probe_vips(src, fmt)
     if info.pixels > max_pixels:
         raise _too_large(info.width, info.height, max_pixels)
     if fmt == "gif":
@@ -161,6 +169,13 @@ def _probe_vips(src: ImageInput, fmt: InputFormat) -> SourceInfo:
     if orientation >= 5:
         width, height = height, width
     return SourceInfo(width, height, pages, bool(image.hasalpha()), fmt, orientation)
+
+
+def _probe_tiff(src: ImageInput) -> SourceInfo:
+    try:
+        return _probe_vips(src, "tiff")
+    except pyvips.Error:  # a header libvips refuses (CIE L*a*b*, ...): Pillow may read it
+        return probe_pillow(src, "tiff")
 
 
 # --- open -----------------------------------------------------------------------------------
@@ -196,11 +211,11 @@ def open_image(
             image = decode_apng_frames(src)
         elif fmt == "heif" and _needs_pillow_heif(src):
             image = decode_heif(src)
-        elif fmt in ("bmp", "tga", "pnm"):
+        elif fmt in ("bmp", "tga", "pnm") or (fmt == "tiff" and _needs_pillow_tiff(src)):
             image = decode_pillow(src, fmt)
         elif size is not None and shrink > 1:
             return _fast_jpeg(src, size, shrink, info.orientation)
-        elif size is not None:
+        elif size is not None and not (fmt == "tiff" and _float_tiff(src)):
             return _thumbnail(src, fmt, size, keep_frames)
         else:
             # One top-to-bottom read of an unturned still: decode straight into the reader's
@@ -289,7 +304,9 @@ def to_srgb8(image: pyvips.Image) -> pyvips.Image:
         image.remove("icc-profile-data")
     interpretation = image.interpretation
     if interpretation in ("b-w", "grey16"):
-        if interpretation == "grey16" or image.format != "uchar":
+        if image.format in ("float", "double"):
+            image = _float_to_uchar(image)  # before colourspace, which would clip 0..1 to black
+        elif interpretation == "grey16" or image.format != "uchar":
             image = image.colourspace("b-w")
     elif interpretation in ("cmyk", "lab", "labs", "lch", "xyz", "scrgb", "hsv", "rgb16", "yxy"):
         image = image.colourspace("srgb")
@@ -303,11 +320,26 @@ def to_srgb8(image: pyvips.Image) -> pyvips.Image:
     if image.format != "uchar":
         if image.format == "ushort":
             image = (image >> 8).cast("uchar")
-        elif image.format in ("float", "double", "complex", "dpcomplex"):
+        elif image.format in ("float", "double"):
+            image = _float_to_uchar(image)
+        elif image.format in ("complex", "dpcomplex"):
             image = image.cast("uchar")
         else:
             image = image.cast("uchar", shift=False)
     return image
+
+
+def _float_to_uchar(image: pyvips.Image) -> pyvips.Image:
+    """Float grey (a 32-bit float TIFF) holds 0..1 by the common convention (Photoshop, GIMP,
+    ImageMagick) and 0..255 by libvips': scaled when every sample fits 0..1, else clipped.
+    Deciding needs the samples, so the image is computed once, into memory (4 bytes a sample,
+    about what the 8-bit RGB decode the memory door counts for it costs)."""
+    image = image.copy_memory()
+    stats = image.stats()
+    low, high = stats(0, 0)[0], stats(1, 0)[0]
+    if low >= 0.0 and high <= 1.0:
+        image = image * 255
+    return image.cast("uchar")
 
 
 def _orientation(image: pyvips.Image) -> int:
@@ -328,6 +360,22 @@ def _needs_pillow_heif(src: ImageInput) -> bool:
         return True
     compression = header.get("heif-compression") if header.get_typeof("heif-compression") else ""
     return str(compression).lower() != "av1"
+
+
+def _needs_pillow_tiff(src: ImageInput) -> bool:
+    """A header libvips refuses, or old-style JPEG compression: the wheel's libtiff is built
+    without it, and libvips reads the header and fails only when the pixels are read."""
+    try:
+        _vips_load(src, "tiff", access="sequential")
+    except pyvips.Error:
+        return True
+    return tiff_tag(src, COMPRESSION) == OLD_STYLE_JPEG
+
+
+def _float_tiff(src: ImageInput) -> bool:
+    """libvips' thumbnail clips float samples to 8 bits itself (0..1 -> black): such a TIFF is
+    decoded, scaled by ``to_srgb8`` and then reduced."""
+    return str(_vips_load(src, "tiff", access="sequential").format) in ("float", "double")
 
 
 # --- checks ---------------------------------------------------------------------------------
