@@ -125,3 +125,41 @@ async def test_tiffs_libvips_refuses_convert_through_pillow(
     else:
         assert red[:3] == pytest.approx(list(make.RED), abs=30)
         assert white[:3] == pytest.approx(list(make.WHITE), abs=30)
+
+
+def test_the_door_counts_a_renders_measured_peak(tmp_path: Path) -> None:
+    """Before: pixels x bands (a 49 MP RGBA render counted 196 MB, peaked at +840 MiB). Now
+    imaging.cost's measured factors: the saver's copy, libwebp's planes, libjpeg's coefficient
+    buffer for a progressive file; a render reduced while loading costs far less."""
+    from assetgate.optimizer.plan import Limits, Negotiation
+    from assetgate.optimizer.queries import read_query
+    from assetgate.optimizer.render import Job, Prepared, prepare
+    from assetgate.settings import Settings
+
+    settings = Settings()
+
+    def cost(name: str, data: bytes, query: str) -> int:
+        path = tmp_path / name
+        path.write_bytes(data)
+        spec = read_query(query.encode(), False).image
+        assert spec is not None
+        job = Job.from_settings(
+            settings,
+            path=path,
+            size=len(data),
+            spec=spec,
+            negotiation=Negotiation.from_accept("image/webp"),
+            limits=Limits.from_settings(settings),
+        )
+        ready = prepare(job)
+        assert isinstance(ready, Prepared)
+        return ready.cost
+
+    pixels = 400 * 300
+    alpha = cost("a.png", make.png(400, 300, alpha=True), "format=webp")
+    assert alpha == pixels * (8 + 22)  # was pixels * 4
+    baseline = cost("b.jpg", make.jpeg(400, 300), "format=webp")
+    assert baseline == pixels * (6 + 9)
+    progressive = make.pillow_bytes(make.quadrants(400, 300), "JPEG", progressive=True)
+    assert cost("p.jpg", progressive, "format=webp") == baseline + pixels * 4
+    assert cost("s.jpg", make.jpeg(400, 300), "format=webp&width=100") < baseline // 8

@@ -43,6 +43,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -129,9 +130,10 @@ def probe(
     max_scans: int = 100,
 ) -> SourceInfo:
     _check_codec(fmt, disabled)
+    progressive = False
     if fmt == "jpeg":
         # Before libjpeg, which runs every scan over the whole image before the first pixel.
-        _check_jpeg(src, max_scans)
+        progressive = _check_jpeg(src, max_scans)
     if fmt in ("heif", "avif"):
         # Before libheif, which refuses some hostile headers outright and reports the cropped
         # size: the coded size a decoder allocates, whatever follows in the file.
@@ -156,7 +158,7 @@ def probe(
         raise _too_large(info.width, info.height, max_pixels)
     if fmt == "gif":
         integrity.check_gif_trailer(src)
-    return info
+    return replace(info, progressive=True) if progressive else info
 
 
 def _probe_vips(src: ImageInput, fmt: InputFormat) -> SourceInfo:
@@ -402,8 +404,9 @@ def _check_gif_canvas(src: ImageInput, max_pixels: int) -> None:
         )
 
 
-def _check_jpeg(src: ImageInput, max_scans: int) -> None:
-    """Before libjpeg: too many scans (413), a progressive file cut between scans (415)."""
+def _check_jpeg(src: ImageInput, max_scans: int) -> bool:
+    """Before libjpeg: too many scans (413), a progressive file cut between scans (415).
+    True for a multi-scan file (libjpeg then buffers every coefficient: ``imaging.cost``)."""
     if isinstance(src, Path | str):
         scans = jpeg_header.read_file_scans(src, stop_after=max_scans)
     else:
@@ -416,6 +419,7 @@ def _check_jpeg(src: ImageInput, max_scans: int) -> None:
     if scans.truncated:
         log.info("undecodable image: a progressive JPEG ends after %d scans", scans.count)
         raise AppError.unsupported_media("image data is truncated or corrupt")
+    return scans.count > 1
 
 
 def _too_large(width: int, height: int, max_pixels: int) -> AppError:

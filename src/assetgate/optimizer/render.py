@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from assetgate.errors import AppError
+from assetgate.imaging.cost import peak_bytes
 from assetgate.imaging.encode import encode
 from assetgate.imaging.formats import HEAD_BYTES, ImageInput, InputFormat, OutputFormat, sniff
 from assetgate.imaging.integrity import tolerating_harmless
@@ -85,7 +86,15 @@ class Prepared:
 
     @property
     def cost(self) -> int:
-        return self.info.decoded_bytes(all_frames=self.plan.animated)
+        """The render's measured peak memory (``imaging.cost``), what the door admits it by."""
+        plan = self.plan
+        return peak_bytes(
+            self.info,
+            output=plan.output,
+            out_pixels=plan.width * plan.height,
+            reduced=plan.load_size is not None,
+            all_frames=plan.animated,
+        )
 
     @property
     def by_name(self) -> bool:
