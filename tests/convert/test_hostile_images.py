@@ -73,3 +73,19 @@ async def test_truncated_progressive_jpeg_is_the_damaged_image_error(
         assert whole.status_code == 200
         assert whole.headers["content-type"] == "image/webp"
     assert list(private_tmp.iterdir()) == []
+
+
+async def test_tiffs_libvips_refuses_convert_through_pillow(
+    make_settings: Callable[..., Settings], private_tmp: Path
+) -> None:
+    """Before: 500 'not a supported image' for CIE L*a*b* and old-style JPEG."""
+    async with app_client(make_settings(rate_limit="1000/10 seconds")) as client:
+        for name, data in (("lab.tif", make.lab_tiff()), ("old-jpeg.tif", make.old_jpeg_tiff())):
+            response = await client.post("/api/convert", files=upload(name, data))
+            assert response.status_code == 200, response.text
+            assert response.headers["content-type"] == "image/webp"
+            image = make.decode(response.content)
+            assert (image.width, image.height) == (64, 48)
+            assert image(3, 3)[:3] == pytest.approx(list(make.RED), abs=30)
+            assert image(60, 44)[:3] == pytest.approx(list(make.WHITE), abs=30)
+    assert list(private_tmp.iterdir()) == []

@@ -434,3 +434,53 @@ def zero_padded_cut(data: bytes, keep: float) -> bytes:
     into a preallocated file)."""
     kept = int(len(data) * keep)
     return data[:kept] + bytes(len(data) - kept)
+
+
+# --- TIFFs libvips refuses or misreads ---------------------------------------------------------
+
+
+def lab_tiff(width: int = 64, height: int = 48, **tags: int) -> bytes:
+    """CIE L*a*b* (photometric 8), as Pillow writes it: libvips reads it only as its own LabQ."""
+    info = {int(tag.removeprefix("tag")): value for tag, value in tags.items()}
+    return pillow_bytes(quadrants(width, height).convert("LAB"), "TIFF", tiffinfo=info)
+
+
+def float_tiff(width: int = 64, height: int = 48, *, unit: bool = True) -> bytes:
+    """32-bit float grey, LZW with the floating-point predictor; samples 0..1 (``unit``, the
+    common convention) or 0..255."""
+    grey = quadrants(width, height).convert("L").convert("F")
+    if unit:
+        grey = grey.point(lambda value: value / 255)
+    return pillow_bytes(grey, "TIFF", compression="tiff_lzw", tiffinfo={317: 3})
+
+
+def old_jpeg_tiff(width: int = 64, height: int = 48) -> bytes:
+    """Old-style JPEG compression (6): one strip holding a whole JFIF stream, found through
+    JPEGInterchangeFormat as libtiff's OJPEG reader wants it; YCbCr 4:2:0."""
+    jpeg_data = pillow_bytes(quadrants(width, height), "JPEG", quality=90, subsampling=2)
+    short, long = 3, 4
+    tags = [  # tag, type, count, value (BitsPerSample points at three shorts after the IFD)
+        (256, long, 1, width),
+        (257, long, 1, height),
+        (258, short, 3, 0),
+        (259, short, 1, 6),
+        (262, short, 1, 6),
+        (273, long, 1, 0),
+        (277, short, 1, 3),
+        (278, long, 1, height),
+        (279, long, 1, len(jpeg_data)),
+        (284, short, 1, 1),
+        (513, long, 1, 0),
+        (514, long, 1, len(jpeg_data)),
+        (530, short, 2, 2 | 2 << 16),
+    ]
+    bits_at = 8 + 2 + 12 * len(tags) + 4
+    data_at = bits_at + 6
+    entries = b"".join(
+        struct.pack(
+            "<HHII", tag, kind, count, {258: bits_at, 273: data_at, 513: data_at}.get(tag, value)
+        )
+        for tag, kind, count, value in tags
+    )
+    header = b"II*\x00" + struct.pack("<IH", 8, len(tags)) + entries + struct.pack("<I", 0)
+    return header + struct.pack("<HHH", 8, 8, 8) + jpeg_data

@@ -97,3 +97,69 @@ async def test_truncated_progressive_jpeg_is_415_like_other_damaged_images(
             assert_error(response, 415, "truncated or corrupt")
         whole = await client.get(url.format("whole.jpg"))
         assert whole.status_code == 200
+
+
+TIFFS = {
+    "lab.tif": make.lab_tiff,
+    "old-jpeg.tif": make.old_jpeg_tiff,
+    "float.tif": make.float_tiff,
+}
+
+
+@pytest.mark.parametrize("name", sorted(TIFFS))
+async def test_tiffs_libvips_refuses_convert_through_pillow(
+    docroot: Path, custom_client: Callable[..., Any], name: str
+) -> None:
+    """Before: 415 for CIE L*a*b* and old-style JPEG, black for 0..1 float grey."""
+    (docroot / name).write_bytes(TIFFS[name]())
+    async with custom_client() as client:
+        response = await client.get(f"/{name}?format=png&w=32")
+    assert response.status_code == 200, response.text
+    image = make.decode(response.content)
+    assert (image.width, image.height) == (32, 24)
+    luma = make.quadrants(64, 48).convert("L")
+    red, white = image(3, 3), image(28, 20)
+    if name == "float.tif":
+        assert red[0] == pytest.approx(luma.getpixel((2, 2)), abs=4)
+        assert white[0] == pytest.approx(255, abs=4)
+    else:
+        assert red[:3] == pytest.approx(list(make.RED), abs=30)
+        assert white[:3] == pytest.approx(list(make.WHITE), abs=30)
+
+
+def test_the_door_counts_a_renders_measured_peak(tmp_path: Path) -> None:
+    """Before: pixels x bands (a 49 MP RGBA render counted 196 MB, peaked at +840 MiB). Now
+    imaging.cost's measured factors: the saver's copy, libwebp's planes, libjpeg's coefficient
+    buffer for a progressive file; a render reduced while loading costs far less."""
+    from assetgate.optimizer.plan import Limits, Negotiation
+    from assetgate.optimizer.queries import read_query
+    from assetgate.optimizer.render import Job, Prepared, prepare
+    from assetgate.settings import Settings
+
+    settings = Settings()
+
+    def cost(name: str, data: bytes, query: str) -> int:
+        path = tmp_path / name
+        path.write_bytes(data)
+        spec = read_query(query.encode(), False).image
+        assert spec is not None
+        job = Job.from_settings(
+            settings,
+            path=path,
+            size=len(data),
+            spec=spec,
+            negotiation=Negotiation.from_accept("image/webp"),
+            limits=Limits.from_settings(settings),
+        )
+        ready = prepare(job)
+        assert isinstance(ready, Prepared)
+        return ready.cost
+
+    pixels = 400 * 300
+    alpha = cost("a.png", make.png(400, 300, alpha=True), "format=webp")
+    assert alpha == pixels * (8 + 22)  # was pixels * 4
+    baseline = cost("b.jpg", make.jpeg(400, 300), "format=webp")
+    assert baseline == pixels * (6 + 9)
+    progressive = make.pillow_bytes(make.quadrants(400, 300), "JPEG", progressive=True)
+    assert cost("p.jpg", progressive, "format=webp") == baseline + pixels * 4
+    assert cost("s.jpg", make.jpeg(400, 300), "format=webp&width=100") < baseline // 8

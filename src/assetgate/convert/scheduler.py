@@ -34,6 +34,7 @@ from assetgate.convert.names import extension, has_image_extension, shown_name
 from assetgate.convert.options import ConvertOptions
 from assetgate.convert.uploads import UPLOAD_FIELD, Upload
 from assetgate.errors import AppError
+from assetgate.imaging.cost import peak_bytes
 from assetgate.imaging.limits import DecodeLimits
 from assetgate.web.workgate import WorkGate
 
@@ -185,7 +186,10 @@ class Scheduler:
     async def _convert(self, upload: Upload, conversion: Conversion) -> Converted:
         """Two trips through the door: the header probe tells what the decode will cost."""
         found = await self.gate.run(inspect, upload.path, upload.filename, self.limits)
-        cost = found.info.decoded_bytes(all_frames=True)
+        info, lossless = found.info, conversion.options.lossless
+        cost = peak_bytes(
+            info, output="webp", out_pixels=info.pixels, reduced=False, lossless=lossless
+        )
         job = (upload.path, conversion.output, found, conversion.options, self.limits)
         return await self.gate.run(to_webp, *job, self.max_output_bytes, cost=cost)
 

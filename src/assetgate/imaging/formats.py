@@ -83,6 +83,7 @@ class SourceInfo:
     has_alpha: bool
     fmt: InputFormat
     orientation: int = 1
+    progressive: bool = False  # a multi-scan JPEG (``imaging.jpeg_header``): costs more memory
 
     @property
     def pixels(self) -> int:
@@ -93,8 +94,8 @@ class SourceInfo:
         return self.pages > 1 and self.fmt in ANIMATED_FORMATS
 
     def decoded_bytes(self, *, all_frames: bool) -> int:
-        """What decoding costs in memory: pixels x bands (8-bit sRGB, alpha or not) x frames,
-        the cost the WorkGate admits jobs by (``ASSETGATE_RENDER_MEMORY_BYTES``)."""
+        """The decoded pixels alone: pixels x bands (8-bit sRGB, alpha or not) x frames. The
+        WorkGate admits jobs by their measured peak instead (``imaging.cost``)."""
         frames = self.pages if all_frames and self.animated else 1
         return self.pixels * (4 if self.has_alpha else 3) * frames
 

@@ -43,6 +43,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -60,11 +61,14 @@ from assetgate.imaging.formats import (
 )
 from assetgate.imaging.limits import check_animation
 from assetgate.imaging.pillow import (
+    COMPRESSION,
+    OLD_STYLE_JPEG,
     PILLOW_FORMATS,
     decode_apng_frames,
     decode_heif,
     decode_pillow,
     probe_pillow,
+    tiff_tag,
 )
 
 __all__ = [
@@ -126,9 +130,10 @@ def probe(
     max_scans: int = 100,
 ) -> SourceInfo:
     _check_codec(fmt, disabled)
+    progressive = False
     if fmt == "jpeg":
         # Before libjpeg, which runs every scan over the whole image before the first pixel.
-        _check_jpeg(src, max_scans)
+        progressive = _check_jpeg(src, max_scans)
     if fmt in ("heif", "avif"):
         # Before libheif, which refuses some hostile headers outright and reports the cropped
         # size: the coded size a decoder allocates, whatever follows in the file.
@@ -143,12 +148,17 @@ def probe(
         # size libvips reports.
         _check_gif_canvas(src, max_pixels)
     with decoding():
-        info = probe_pillow(src, fmt) if fmt in PILLOW_FORMATS else _probe_vips(src, fmt)
+        if fmt in PILLOW_FORMATS:
+            info = probe_pillow(src, fmt)
+        elif fmt == "tiff":
+            info = _probe_tiff(src)
+        else:
+            info = _probe_vips(src, fmt)
     if info.pixels > max_pixels:
         raise _too_large(info.width, info.height, max_pixels)
     if fmt == "gif":
         integrity.check_gif_trailer(src)
-    return info
+    return replace(info, progressive=True) if progressive else info
 
 
 def _probe_vips(src: ImageInput, fmt: InputFormat) -> SourceInfo:
@@ -161,6 +171,13 @@ def _probe_vips(src: ImageInput, fmt: InputFormat) -> SourceInfo:
     if orientation >= 5:
         width, height = height, width
     return SourceInfo(width, height, pages, bool(image.hasalpha()), fmt, orientation)
+
+
+def _probe_tiff(src: ImageInput) -> SourceInfo:
+    try:
+        return _probe_vips(src, "tiff")
+    except pyvips.Error:  # a header libvips refuses (CIE L*a*b*, ...): Pillow may read it
+        return probe_pillow(src, "tiff")
 
 
 # --- open -----------------------------------------------------------------------------------
@@ -196,11 +213,11 @@ def open_image(
             image = decode_apng_frames(src)
         elif fmt == "heif" and _needs_pillow_heif(src):
             image = decode_heif(src)
-        elif fmt in ("bmp", "tga", "pnm"):
+        elif fmt in ("bmp", "tga", "pnm") or (fmt == "tiff" and _needs_pillow_tiff(src)):
             image = decode_pillow(src, fmt)
         elif size is not None and shrink > 1:
             return _fast_jpeg(src, size, shrink, info.orientation)
-        elif size is not None:
+        elif size is not None and not (fmt == "tiff" and _float_tiff(src)):
             return _thumbnail(src, fmt, size, keep_frames)
         else:
             # One top-to-bottom read of an unturned still: decode straight into the reader's
@@ -289,7 +306,9 @@ def to_srgb8(image: pyvips.Image) -> pyvips.Image:
         image.remove("icc-profile-data")
     interpretation = image.interpretation
     if interpretation in ("b-w", "grey16"):
-        if interpretation == "grey16" or image.format != "uchar":
+        if image.format in ("float", "double"):
+            image = _float_to_uchar(image)  # before colourspace, which would clip 0..1 to black
+        elif interpretation == "grey16" or image.format != "uchar":
             image = image.colourspace("b-w")
     elif interpretation in ("cmyk", "lab", "labs", "lch", "xyz", "scrgb", "hsv", "rgb16", "yxy"):
         image = image.colourspace("srgb")
@@ -303,11 +322,26 @@ def to_srgb8(image: pyvips.Image) -> pyvips.Image:
     if image.format != "uchar":
         if image.format == "ushort":
             image = (image >> 8).cast("uchar")
-        elif image.format in ("float", "double", "complex", "dpcomplex"):
+        elif image.format in ("float", "double"):
+            image = _float_to_uchar(image)
+        elif image.format in ("complex", "dpcomplex"):
             image = image.cast("uchar")
         else:
             image = image.cast("uchar", shift=False)
     return image
+
+
+def _float_to_uchar(image: pyvips.Image) -> pyvips.Image:
+    """Float grey (a 32-bit float TIFF) holds 0..1 by the common convention (Photoshop, GIMP,
+    ImageMagick) and 0..255 by libvips': scaled when every sample fits 0..1, else clipped.
+    Deciding needs the samples, so the image is computed once, into memory (4 bytes a sample,
+    about what the 8-bit RGB decode the memory door counts for it costs)."""
+    image = image.copy_memory()
+    stats = image.stats()
+    low, high = stats(0, 0)[0], stats(1, 0)[0]
+    if low >= 0.0 and high <= 1.0:
+        image = image * 255
+    return image.cast("uchar")
 
 
 def _orientation(image: pyvips.Image) -> int:
@@ -328,6 +362,22 @@ def _needs_pillow_heif(src: ImageInput) -> bool:
         return True
     compression = header.get("heif-compression") if header.get_typeof("heif-compression") else ""
     return str(compression).lower() != "av1"
+
+
+def _needs_pillow_tiff(src: ImageInput) -> bool:
+    """A header libvips refuses, or old-style JPEG compression: the wheel's libtiff is built
+    without it, and libvips reads the header and fails only when the pixels are read."""
+    try:
+        _vips_load(src, "tiff", access="sequential")
+    except pyvips.Error:
+        return True
+    return tiff_tag(src, COMPRESSION) == OLD_STYLE_JPEG
+
+
+def _float_tiff(src: ImageInput) -> bool:
+    """libvips' thumbnail clips float samples to 8 bits itself (0..1 -> black): such a TIFF is
+    decoded, scaled by ``to_srgb8`` and then reduced."""
+    return str(_vips_load(src, "tiff", access="sequential").format) in ("float", "double")
 
 
 # --- checks ---------------------------------------------------------------------------------
@@ -354,8 +404,9 @@ def _check_gif_canvas(src: ImageInput, max_pixels: int) -> None:
         )
 
 
-def _check_jpeg(src: ImageInput, max_scans: int) -> None:
-    """Before libjpeg: too many scans (413), a progressive file cut between scans (415)."""
+def _check_jpeg(src: ImageInput, max_scans: int) -> bool:
+    """Before libjpeg: too many scans (413), a progressive file cut between scans (415).
+    True for a multi-scan file (libjpeg then buffers every coefficient: ``imaging.cost``)."""
     if isinstance(src, Path | str):
         scans = jpeg_header.read_file_scans(src, stop_after=max_scans)
     else:
@@ -368,6 +419,7 @@ def _check_jpeg(src: ImageInput, max_scans: int) -> None:
     if scans.truncated:
         log.info("undecodable image: a progressive JPEG ends after %d scans", scans.count)
         raise AppError.unsupported_media("image data is truncated or corrupt")
+    return scans.count > 1
 
 
 def _too_large(width: int, height: int, max_pixels: int) -> AppError:

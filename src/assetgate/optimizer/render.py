@@ -17,6 +17,7 @@ from pathlib import Path
 import pyvips
 
 from assetgate.errors import AppError
+from assetgate.imaging.cost import peak_bytes
 from assetgate.imaging.encode import encode
 from assetgate.imaging.formats import HEAD_BYTES, ImageInput, InputFormat, OutputFormat, sniff
 from assetgate.imaging.integrity import tolerating_harmless
@@ -96,7 +97,15 @@ class Prepared:
 
     @property
     def cost(self) -> int:
-        return self.info.decoded_bytes(all_frames=self.plan.animated)
+        """The render's measured peak memory (``imaging.cost``), what the door admits it by."""
+        plan = self.plan
+        return peak_bytes(
+            self.info,
+            output=plan.output,
+            out_pixels=plan.width * plan.height,
+            reduced=plan.load_size is not None,
+            all_frames=plan.animated,
+        )
 
     @property
     def by_name(self) -> bool:
