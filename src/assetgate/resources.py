@@ -13,11 +13,22 @@ from typing import TypeVar, cast
 import httpx
 from starlette.requests import Request
 
-from assetgate.cache import FOREVER, Cache, Codec, DiskTier, SharedTier, connect
+from assetgate.cache import (
+    FOREVER,
+    Cache,
+    Codec,
+    DiskTier,
+    ObjectTier,
+    SharedTier,
+    connect,
+    s3_store,
+)
 from assetgate.imaging.limits import DecodeLimits
 from assetgate.minify import cache as minify_cache
 from assetgate.minify.render import Rendered
 from assetgate.settings import Settings
+from assetgate.sources import Mounts
+from assetgate.sources.locations import Bucket, parse_location
 from assetgate.web.files import Sources
 from assetgate.web.hotlane import HotLane
 from assetgate.web.metrics import Metrics
@@ -40,6 +51,8 @@ class Resources:
     results: DiskTier | None  # the result cache's directory; None when turned off
     assets: Cache[Rendered]  # minified/gzipped CSS and JS, shared by the optimizer and packages
     lane: HotLane  # repeat requests for unchanged files, answered before routing
+    mounts: Mounts  # where the optimizer's files come from (directory, bucket, origin)
+    result_store: ObjectTier | None  # ASSETGATE_RESULT_STORE: rendered images every node shares
 
     @classmethod
     def build(
@@ -82,6 +95,8 @@ class Resources:
                 enabled="optimizer" not in settings.rate_limit_parts,
                 answered=metrics.hot_lane_answers,
             ),
+            mounts=Mounts.from_settings(settings, metrics),
+            result_store=_result_store(settings, metrics),
         )
 
     def cache(
@@ -94,8 +109,10 @@ class Resources:
         negative_ttl_s: float = 0.0,
         on_disk: bool = False,
         shared: bool = False,
+        stored: bool = False,
     ) -> Cache[T]:
-        """A named cache for a part, over the result-cache disk and Redis (when configured)."""
+        """A named cache for a part, over the result-cache disk, Redis and the shared result
+        store (each when configured and asked for)."""
         return Cache(
             name,
             codec,
@@ -104,13 +121,33 @@ class Resources:
             negative_ttl_s=negative_ttl_s,
             disk=self.results if on_disk else None,
             shared=self.shared if shared else None,
+            store=self.result_store if stored else None,
             metrics=self.metrics,
         )
 
     async def aclose(self) -> None:
         await self.assets.aclose()
+        await self.mounts.aclose()
+        if self.result_store is not None:
+            await self.result_store.aclose()
         if self.shared is not None:
             await self.shared.client.aclose()
+
+
+def _result_store(settings: Settings, metrics: Metrics) -> ObjectTier | None:
+    if settings.result_store is None:
+        return None
+    location = parse_location(settings.result_store)
+    assert isinstance(location, Bucket)
+    store = s3_store(
+        location.bucket,
+        location.prefix,
+        endpoint=settings.s3_endpoint_url,
+        path_style=settings.s3_path_style,
+        connect_timeout_s=settings.origin_connect_timeout_s,
+        timeout_s=settings.origin_read_timeout_s,
+    )
+    return ObjectTier(store, results=metrics.result_store)
 
 
 def resources(request: Request) -> Resources:

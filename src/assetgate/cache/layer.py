@@ -1,6 +1,8 @@
 """``Cache``: get-or-compute over the tiers, with single flight, TTL and remembered failures.
 
-Lookup order: process memory, then the local disk, then Redis; a hit in a lower tier is copied up.
+Lookup order: process memory, then the local disk, then Redis, then the shared result store (an
+S3 bucket every node reads: ``cache.objects``); a hit in a lower tier is copied up. A write to the
+result store runs in the background and never delays the answer.
 A miss is computed once however many requests ask for the same key at the same time.
 
 Cancellation and failure policy (the one policy for every user):
@@ -33,6 +35,7 @@ from assetgate.cache.codec import Codec, CodecError
 from assetgate.cache.disk import DiskTier
 from assetgate.cache.entry import pack, unpack
 from assetgate.cache.memory import MemoryTier
+from assetgate.cache.objects import ObjectTier
 from assetgate.cache.shared import SharedTier
 from assetgate.errors import AppError
 from assetgate.web.metrics import Metrics
@@ -59,6 +62,7 @@ class Cache(Generic[T]):
         negative_ttl_s: float = 0.0,
         disk: DiskTier | None = None,
         shared: SharedTier | None = None,
+        store: ObjectTier | None = None,
         metrics: Metrics | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -67,6 +71,7 @@ class Cache(Generic[T]):
         self.memory: MemoryTier[T] = MemoryTier(memory_bytes, clock)
         self.disk = disk
         self.shared = shared
+        self.store = store
         self._ttl = ttl if callable(ttl) else (lambda _value: ttl)
         self._negative_ttl_s = negative_ttl_s
         self._metrics = metrics
@@ -167,6 +172,11 @@ class Cache(Generic[T]):
         if found is None and self.shared is not None:
             data = await self.shared.get(tier_key)
             found = unpack(data, time.time()) if data is not None else None
+        from_store = False
+        if found is None and self.store is not None:
+            data = await self.store.get(tier_key)
+            found = unpack(data, time.time()) if data is not None else None
+            from_store = found is not None
         if found is None:
             return None
         expires_at, payload = found
@@ -174,6 +184,8 @@ class Cache(Generic[T]):
             value = self.codec.decode(payload)
         except CodecError:
             return None
+        if from_store and self.disk is not None:  # the next request on this node stays local
+            await anyio.to_thread.run_sync(self.disk.write, tier_key, pack(payload, expires_at))
         return value, expires_at or FOREVER
 
     async def put(self, key: str, value: T) -> None:
@@ -182,11 +194,13 @@ class Cache(Generic[T]):
         if ttl_s <= 0:
             return
         self.memory.put(key, value, self.codec.weight(value), ttl_s)
-        if self.disk is not None or self.shared is not None:
+        if self.disk is not None or self.shared is not None or self.store is not None:
             expires_at = time.time() + ttl_s if math.isfinite(ttl_s) else 0.0
             data = pack(self.codec.encode(value), expires_at)
             if self.disk is not None:
                 await anyio.to_thread.run_sync(self.disk.write, self._tier_key(key), data)
+            if self.store is not None:
+                self.store.put_later(self._tier_key(key), data)
             if self.shared is not None:
                 await self.shared.set(self._tier_key(key), data, ttl_s)
         self._gauge()

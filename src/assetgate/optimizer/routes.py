@@ -67,7 +67,7 @@ class OptimizerState:
     engine: str
     limits: Limits
     cors: Mapping[str, str]
-    real_root: str  # the document root's realpath, resolved once
+    real_root: str | None  # the one directory every path is under (realpath); None: mounts
     read_query: QueryReader
     results: Cache[Outcome] | None  # None: ASSETGATE_RESULT_CACHE_BYTES=0
     signing_keys: tuple[str, ...]
@@ -84,6 +84,7 @@ async def lifespan(res: Resources) -> AsyncIterator[OptimizerState]:
             memory_bytes=settings.result_cache_memory_bytes,
             ttl=results.keep_for,
             on_disk=True,
+            stored=True,
         )
     yield OptimizerState(
         # The shrink mode changes JPEG output bytes, so it is part of every image ETag.
@@ -93,7 +94,7 @@ async def lifespan(res: Resources) -> AsyncIterator[OptimizerState]:
             "Access-Control-Allow-Origin": settings.cors_origin,
             "Access-Control-Expose-Headers": EXPOSED,
         },
-        real_root=os.path.realpath(settings.root),
+        real_root=res.mounts.single_root,
         read_query=query_reader(
             presets=load_presets(settings.presets), widths=tuple(settings.allowed_widths)
         ),
@@ -127,7 +128,10 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
     if state.signing_keys:
         _check_signature(request, name, state.signing_keys, static_when_plain)
     query = state.read_query(request.scope["query_string"], static_when_plain)
-    found = locate(state.real_root, name, reserved=RESERVED)
+    if state.real_root is not None:
+        found = locate(state.real_root, name, reserved=RESERVED)
+    else:  # a bucket, an origin or several mounts (sources.mounts): the same path rules
+        found = await res.mounts.locate(name, reserved=RESERVED)
     if found is None:
         raise AppError.not_found()
     path, info = found.real, found.stat

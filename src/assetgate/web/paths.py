@@ -9,6 +9,7 @@ a regular file is handed back, so no caller stats the file again.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import stat
@@ -52,6 +53,9 @@ class Located:
     real: str  # real path, under the root (a str: building a Path costs more than the lstat)
     stat: os.stat_result  # of that regular file, taken by the gate
     direct: bool = True  # no symlink on the way: ``real`` is the path the URL named
+    # monotonic time until which the file may be answered without asking its source again (a
+    # remote source's local copy: sources.cache); a directory's file is always current
+    fresh_until: float = math.inf
 
     @property
     def path(self) -> Path:

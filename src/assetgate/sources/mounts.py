@@ -1,0 +1,126 @@
+"""``Mounts``: from an untrusted URL path to a local file, whichever source holds it.
+
+The path gate's lexical rules (``web.paths.clean_relative``: no ``..``, no absolute path, no
+hidden name, the reserved ``cache/``) run first, for every source alike and before anything is
+contacted; then the longest mount prefix picks the source. A directory is walked by
+``web.paths.locate`` as before; a bucket or an origin goes through the source cache, which hands
+back its local copy. Either way the caller gets a ``Located``: one regular file and its stat.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Final
+
+from assetgate.cache.objects import s3_store
+from assetgate.errors import AppError
+from assetgate.settings import Settings
+from assetgate.sources.cache import SourceCache
+from assetgate.sources.locations import Bucket, Directory, Mount, Origin, parse_mounts, split
+from assetgate.sources.origin import OriginSource
+from assetgate.sources.remote import Remote
+from assetgate.sources.s3 import BucketSource
+from assetgate.web.metrics import Metrics
+from assetgate.web.paths import Located, clean_relative, locate
+
+OK: Final = "ok"
+Check = Callable[[], Awaitable[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Backend:
+    mount: Mount
+    real_root: str | None  # a directory's realpath; None for a remote source
+    remote: Remote | None
+
+
+class Mounts:
+    def __init__(self, backends: tuple[Backend, ...], cache: SourceCache, max_bytes: int) -> None:
+        self.backends = backends
+        self.cache = cache
+        self.max_bytes = max_bytes
+        only = backends[0] if len(backends) == 1 else None
+        # One directory for everything: the route keeps its direct, synchronous walk.
+        self.single_root = only.real_root if only is not None and not only.mount.prefix else None
+
+    @classmethod
+    def from_settings(cls, settings: Settings, metrics: Metrics | None = None) -> Mounts:
+        mounts = parse_mounts(settings.root, settings.sources)
+        backends = tuple(_backend(mount, settings) for mount in mounts)
+        cache = SourceCache(
+            settings.source_cache_dir,
+            settings.source_cache_bytes,
+            settings.source_ttl_s,
+            metrics,
+        )
+        return cls(backends, cache, settings.max_source_bytes)
+
+    @property
+    def remote(self) -> bool:
+        return any(backend.remote is not None for backend in self.backends)
+
+    async def locate(self, untrusted: str, *, reserved: tuple[str, ...]) -> Located | None:
+        """The file ``untrusted`` names, or None (404) for an unsafe or missing path.
+
+        A remote source's failure is its ``AppError`` (413, 502, 504), naming the mount."""
+        cleaned = clean_relative(untrusted, reserved=reserved)
+        if cleaned is None:
+            return None
+        found = split(tuple(backend.mount for backend in self.backends), cleaned)
+        if found is None:
+            return None
+        mount, rest = found
+        backend = next(backend for backend in self.backends if backend.mount is mount)
+        if backend.real_root is not None:
+            return locate(backend.real_root, rest)
+        assert backend.remote is not None
+        try:
+            return await self.cache.locate(backend.remote, rest, self.max_bytes)
+        except AppError as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def checks(self) -> dict[str, Check]:
+        """``/readyz``'s view of each remote source, by its name."""
+        return {
+            f"source {backend.mount.name}": backend.remote.check
+            for backend in self.backends
+            if backend.remote is not None
+        }
+
+    async def aclose(self) -> None:
+        for backend in self.backends:
+            if backend.remote is not None:
+                await backend.remote.aclose()
+
+
+def _backend(mount: Mount, settings: Settings) -> Backend:
+    location = mount.location
+    if isinstance(location, Directory):
+        return Backend(mount, os.path.realpath(location.path), None)
+    remote: Remote
+    if isinstance(location, Bucket):
+        store = s3_store(
+            location.bucket,
+            location.prefix,
+            endpoint=settings.s3_endpoint_url,
+            path_style=settings.s3_path_style,
+            connect_timeout_s=settings.origin_connect_timeout_s,
+            timeout_s=settings.origin_read_timeout_s,
+        )
+        remote = BucketSource(
+            mount.name, store, location.ident, read_timeout_s=settings.origin_read_timeout_s
+        )
+    else:
+        assert isinstance(location, Origin)
+        remote = OriginSource(
+            mount.name,
+            location,
+            allow_private=settings.origin_allow_private,
+            connect_timeout_s=settings.origin_connect_timeout_s,
+            read_timeout_s=settings.origin_read_timeout_s,
+        )
+    return Backend(mount, None, remote)

@@ -1,0 +1,212 @@
+"""Images from an S3-compatible bucket (a real SeaweedFS on loopback), through the real app."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import obstore
+import pytest
+
+from assetgate.settings import Settings
+from tests.conftest import app_client
+from tests.sources.images import BLUE, RED, near, pixel, quadrant_bmp, size_of, solid_bmp
+from tests.sources.servers import SECRET_KEY, Seaweed, metric
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def node(
+    make_settings: Callable[..., Settings], tmp_path: Path, weed: Seaweed, bucket: str
+) -> Callable[..., Settings]:
+    """Settings for one node serving ``bucket``/img, with its own disk caches."""
+
+    def build(name: str = "a", **overrides: Any) -> Settings:
+        values: dict[str, Any] = {
+            "root": f"s3://{bucket}/img",
+            "s3_endpoint_url": weed.endpoint,
+            "s3_path_style": True,
+            "source_cache_dir": tmp_path / f"sources-{name}",
+            "result_cache_dir": tmp_path / f"results-{name}",
+        }
+        return make_settings(**{**values, **overrides})
+
+    return build
+
+
+async def test_an_object_is_served_transformed_through_both_url_forms(
+    node: Callable[..., Settings], weed: Seaweed, bucket: str
+) -> None:
+    weed.put(bucket, "img/photos/q.bmp", quadrant_bmp())
+    async with app_client(node()) as client:
+        public = await client.get("/photos/q.bmp?width=32&format=png")
+        assert public.status_code == 200, public.text
+        assert public.headers["content-type"] == "image/png"
+        assert size_of(public.content) == (32, 24)
+        assert near(pixel(public.content, 4, 4), RED)
+        assert near(pixel(public.content, 4, 20), BLUE)
+        query = await client.get("/", params={"file": "photos/q.bmp", "width": "32", "f": "png"})
+        assert query.status_code == 200
+        assert query.headers["etag"] == public.headers["etag"]
+        assert query.content == public.content
+        again = await client.get(
+            "/photos/q.bmp?width=32&format=png", headers={"If-None-Match": public.headers["etag"]}
+        )
+        assert again.status_code == 304
+        plain = await client.get("/photos/q.bmp")
+        assert plain.status_code == 200
+        assert plain.content == quadrant_bmp()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/photos/missing.bmp?width=10",
+        "/?file=../img/photos/q.bmp&width=10",
+        "/?file=/photos/q.bmp",
+        "/cache/q.bmp?width=10",
+        "/?file=photos/%2e%2e/q.bmp",
+        "/?file=.hidden.bmp",
+    ],
+)
+async def test_path_rules_hold_for_a_bucket(
+    node: Callable[..., Settings], weed: Seaweed, bucket: str, url: str
+) -> None:
+    weed.put(bucket, "img/photos/q.bmp", quadrant_bmp())
+    weed.put(bucket, "img/cache/q.bmp", quadrant_bmp())
+    weed.put(bucket, "q.bmp", quadrant_bmp())  # outside the prefix: never reachable
+    async with app_client(node()) as client:
+        answer = await client.get(url)
+    assert answer.status_code == 404
+    assert answer.json() == {"error": "not found", "code": 404}
+
+
+async def test_two_nodes_agree_on_the_etag_and_a_same_size_rewrite_changes_it(
+    node: Callable[..., Settings], weed: Seaweed, bucket: str
+) -> None:
+    weed.put(bucket, "img/a.bmp", quadrant_bmp())
+    url = "/a.bmp?width=32&format=png"
+    async with app_client(node("a", source_ttl_s=0)) as a, app_client(node("b")) as b:
+        first_a, first_b = await a.get(url), await b.get(url)
+        assert first_a.status_code == first_b.status_code == 200
+        assert first_a.headers["etag"] == first_b.headers["etag"]
+        assert len(solid_bmp()) == len(quadrant_bmp())
+        weed.put(bucket, "img/a.bmp", solid_bmp(BLUE))
+        rewritten = await a.get(url)
+        assert rewritten.status_code == 200
+        assert rewritten.headers["etag"] != first_a.headers["etag"]
+        assert near(pixel(rewritten.content, 4, 4), BLUE)
+        stale = await a.get(url, headers={"If-None-Match": first_a.headers["etag"]})
+        assert stale.status_code == 200
+
+
+async def test_a_node_answers_what_another_rendered_from_the_result_store(
+    node: Callable[..., Settings], weed: Seaweed, bucket: str
+) -> None:
+    weed.put(bucket, "img/a.bmp", quadrant_bmp())
+    store = {"result_store": f"s3://{bucket}/results"}
+    url = "/a.bmp?width=40&format=webp"
+    async with app_client(node("a", **store)) as a, app_client(node("b", **store)) as b:
+        made = await a.get(url)
+        assert made.status_code == 200
+        assert made.headers["x-optimizer-cache"] == "MISS"
+        await _until_stored(weed, bucket)
+        shared = await b.get(url)
+        assert shared.status_code == 200, shared.text
+        assert shared.headers["x-optimizer-cache"] == "HIT"
+        assert shared.headers["etag"] == made.headers["etag"]
+        assert shared.content == made.content
+        metrics = (await b.get("/metrics")).text
+        assert metric(metrics, "assetgate_cache_requests_total", cache="images", result="miss") == 0
+        assert metric(metrics, "assetgate_result_store_requests_total", result="hit") == 1
+        ready = await b.get("/readyz")
+        assert ready.status_code == 200
+        assert ready.json()["checks"]["result_store"] == "ok"
+        assert ready.json()["checks"]["source /"] == "ok"
+
+
+async def _until_stored(weed: Seaweed, bucket: str, timeout: float = 10.0) -> None:
+    """The background write of node A has landed (it never delays A's answer)."""
+    store = weed.store(bucket)
+    for _ in range(int(timeout / 0.05)):
+        listed = await obstore.list(store, prefix="results").collect_async()
+        if listed:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("node A never wrote to the result store")
+
+
+async def test_a_damaged_stored_result_is_a_miss(
+    node: Callable[..., Settings], weed: Seaweed, bucket: str
+) -> None:
+    weed.put(bucket, "img/a.bmp", quadrant_bmp())
+    store = {"result_store": f"s3://{bucket}/results"}
+    url = "/a.bmp?width=40&format=png"
+    async with app_client(node("a", **store)) as a:
+        made = await a.get(url)
+        assert made.status_code == 200
+    await _until_stored(weed, bucket)
+    listed = await obstore.list(weed.store(bucket), prefix="results").collect_async()
+    key = listed[0]["path"]
+    whole = bytes(await (await obstore.get_async(weed.store(bucket), key)).bytes_async())
+    weed.put(bucket, key, whole[: len(whole) // 2])  # short: length and digest disagree
+    async with app_client(node("b", **store)) as b:
+        answer = await b.get(url)
+        assert answer.status_code == 200
+        assert answer.headers["x-optimizer-cache"] == "MISS"
+        assert answer.content == made.content
+
+
+async def test_wrong_credentials_are_a_502_naming_the_source_and_nothing_else(
+    node: Callable[..., Settings],
+    weed: Seaweed,
+    bucket: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    weed.put(bucket, "img/a.bmp", quadrant_bmp())
+    wrong = "wrong-secret-" + "x" * 20
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", wrong)
+    caplog.set_level(logging.DEBUG)
+    async with app_client(node()) as client:
+        answer = await client.get("/a.bmp?width=10")
+        ready = await client.get("/readyz")
+    assert answer.status_code == 502
+    assert answer.json() == {
+        "error": "source /: the store refused the credentials",
+        "code": 502,
+    }
+    assert ready.status_code == 200  # degraded, still serving what it holds
+    assert ready.json()["degraded"] == ["source /"]
+    for text in (answer.text, ready.text, caplog.text):
+        for secret in (wrong, SECRET_KEY, weed.endpoint, "127.0.0.1", bucket, "Signature"):
+            assert secret not in text
+
+
+async def test_source_cache_answers_without_fetching_again(
+    node: Callable[..., Settings], weed: Seaweed, bucket: str
+) -> None:
+    weed.put(bucket, "img/a.bmp", quadrant_bmp())
+    async with app_client(node(source_ttl_s=300)) as client:
+        for width in (10, 20, 30):
+            assert (await client.get(f"/a.bmp?width={width}")).status_code == 200
+        text = (await client.get("/metrics")).text
+    assert metric(text, "assetgate_source_cache_requests_total", source="/", result="miss") == 1
+    assert metric(text, "assetgate_source_cache_requests_total", source="/", result="hit") == 2
+    assert metric(text, "assetgate_source_fetch_bytes_total", source="/", kind="s3") == len(
+        quadrant_bmp()
+    )
+
+
+async def test_an_object_over_the_size_cap_is_a_413(
+    node: Callable[..., Settings], weed: Seaweed, bucket: str
+) -> None:
+    weed.put(bucket, "img/big.bmp", quadrant_bmp(400, 300))
+    async with app_client(node(max_source_bytes=10_000)) as client:
+        answer = await client.get("/big.bmp?width=10")
+    assert answer.status_code == 413
+    assert answer.json()["error"] == "source file is over the limit of 10000 bytes"
