@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from assetgate.settings import Settings
 from tests.conftest import app_client
 from tests.sources.images import RED, near, pixel, quadrant_bmp, size_of
-from tests.sources.servers import Origin, endless, redirect_to, stalled, status
+from tests.sources.servers import Origin, endless, metric, redirect_to, stalled, status
 
 pytestmark = pytest.mark.anyio
 
@@ -156,3 +157,25 @@ async def test_mounts_pick_the_longest_prefix(
     assert missing.status_code == 404
     assert folder.status_code == 404
     assert origin.hits == ["/static/q.bmp"]
+
+
+async def test_the_hot_lane_replays_a_remote_copy_only_while_it_is_fresh(
+    node: Callable[..., Settings], origin: Origin
+) -> None:
+    origin.file("/static/q.bmp", quadrant_bmp())
+    url = "/q.bmp?width=16&format=png"
+    async with app_client(node(source_ttl_s=3.0)) as client:
+        first = await client.get(url)
+        assert first.status_code == 200
+        await asyncio.sleep(2.1)  # past the racy-timestamp window: the version is remembered
+        for _ in range(3):
+            assert (await client.get(url)).status_code == 200
+        lane = metric((await client.get("/metrics")).text, "assetgate_hot_lane_answers_total")
+        assert lane >= 1
+        assert origin.hits == ["/static/q.bmp"]
+        await asyncio.sleep(1.0)  # the copy is due: the lane steps aside, the route revalidates
+        again = await client.get(url)
+        assert again.status_code == 200
+        assert again.headers["etag"] == first.headers["etag"]
+    assert origin.hits == ["/static/q.bmp"] * 2
+    assert "If-None-Match" in origin.headers[1]
