@@ -61,6 +61,7 @@ class Resources:
         """``metrics`` when the HTTP client already counts into them (the app's lifespan)."""
         metrics = metrics or Metrics.build()
         sources = Sources(body_budget_bytes=settings.file_memory_bytes)
+        result_store = _result_store(settings, metrics)
         results = None
         if settings.result_cache_bytes > 0:
             results = DiskTier(settings.result_cache_dir, settings.result_cache_bytes)
@@ -95,8 +96,8 @@ class Resources:
                 enabled="optimizer" not in settings.rate_limit_parts,
                 answered=metrics.hot_lane_answers,
             ),
-            mounts=Mounts.from_settings(settings, metrics),
-            result_store=_result_store(settings, metrics),
+            mounts=Mounts.from_settings(settings, metrics, result_store),
+            result_store=result_store,
         )
 
     def cache(

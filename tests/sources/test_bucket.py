@@ -123,18 +123,27 @@ async def test_a_node_answers_what_another_rendered_from_the_result_store(
         metrics = (await b.get("/metrics")).text
         assert metric(metrics, "assetgate_cache_requests_total", cache="images", result="miss") == 0
         assert metric(metrics, "assetgate_result_store_requests_total", result="hit") == 1
+        # node B never fetched the source: A shared its fingerprint
+        assert metric(metrics, "assetgate_source_fetch_bytes_total", source="/") == 0
+        assert metric(metrics, "assetgate_source_cache_requests_total", result="miss") == 0
+        conditional = await b.get(url, headers={"If-None-Match": made.headers["etag"]})
+        assert conditional.status_code == 304
+        other = await b.get("/a.bmp?width=30&format=png")  # not rendered anywhere: B renders
+        assert other.status_code == 200
+        assert other.headers["x-optimizer-cache"] == "MISS"
+        assert size_of(other.content) == (30, 22)
         ready = await b.get("/readyz")
         assert ready.status_code == 200
         assert ready.json()["checks"]["result_store"] == "ok"
         assert ready.json()["checks"]["source /"] == "ok"
 
 
-async def _until_stored(weed: Seaweed, bucket: str, timeout: float = 10.0) -> None:
-    """The background write of node A has landed (it never delays A's answer)."""
+async def _until_stored(weed: Seaweed, bucket: str, count: int = 1) -> None:
+    """The background writes of node A have landed (they never delay A's answer)."""
     store = weed.store(bucket)
-    for _ in range(int(timeout / 0.05)):
-        listed = await obstore.list(store, prefix="results").collect_async()
-        if listed:
+    for _ in range(200):
+        listed = await obstore.list(store, prefix="results/").collect_async()
+        if len(listed) >= count:
             return
         await asyncio.sleep(0.05)
     raise AssertionError("node A never wrote to the result store")
@@ -149,9 +158,9 @@ async def test_a_damaged_stored_result_is_a_miss(
     async with app_client(node("a", **store)) as a:
         made = await a.get(url)
         assert made.status_code == 200
-    await _until_stored(weed, bucket)
-    listed = await obstore.list(weed.store(bucket), prefix="results").collect_async()
-    key = listed[0]["path"]
+    await _until_stored(weed, bucket, count=2)
+    listed = await obstore.list(weed.store(bucket), prefix="results/").collect_async()
+    key = next(item["path"] for item in listed if "/sources/" not in item["path"])
     whole = bytes(await (await obstore.get_async(weed.store(bucket), key)).bytes_async())
     weed.put(bucket, key, whole[: len(whole) // 2])  # short: length and digest disagree
     async with app_client(node("b", **store)) as b:

@@ -96,6 +96,19 @@ class Cache(Generic[T]):
             self._count("hit")
         return held
 
+    async def find(self, key: str) -> T | None:
+        """The value from any tier (copied up into memory), or None; never computes. A miss is
+        not counted: the ``get_or_compute`` that follows counts it."""
+        held = self.memory.get(key)
+        if held is None:
+            found = await self._lower(key)
+            if found is None:
+                return None
+            held, expires_at = found
+            self.memory.put(key, held, self.codec.weight(held), expires_at - time.time())
+        self._count("hit")
+        return held
+
     async def get_or_compute(
         self, key: str, compute: Callable[[], Awaitable[T]], *, refresh: bool = False
     ) -> tuple[T, bool]:

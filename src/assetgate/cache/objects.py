@@ -131,9 +131,12 @@ class ObjectTier:
     def state(self) -> str:
         return "down (rendering locally)" if self._down else OK
 
-    async def get(self, key: str) -> bytes | None:
+    async def get(self, key: str, *, counted: bool = True) -> bytes | None:
+        """The object's bytes, or None; ``counted``: in ``assetgate_result_store_requests``
+        (the results are; the mounts' fingerprint index is not)."""
         if not self.available:
-            self._count("skipped")
+            if counted:
+                self._count("skipped")
             return None
         try:
             async with asyncio.timeout(READ_TIMEOUT_S):
@@ -141,14 +144,17 @@ class ObjectTier:
                 data = bytes(await found.bytes_async())
         except FileNotFoundError:
             self._up()
-            self._count("miss")
+            if counted:
+                self._count("miss")
             return None
         except Exception as exc:  # any client, network or store error is a miss
             self._failed(exc)
-            self._count("error")
+            if counted:
+                self._count("error")
             return None
         self._up()
-        self._count("hit")
+        if counted:
+            self._count("hit")
         return data
 
     def put_later(self, key: str, data: bytes) -> None:

@@ -26,6 +26,7 @@ import time
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Final
 
@@ -45,6 +46,7 @@ class Entry:
     validators: Validators
     size: int
     checked: float  # monotonic time of the last answer from the source; -inf: never (restart)
+    indexed: float = -float("inf")  # ``checked`` when its fingerprint was last shared (mounts)
 
 
 class SourceCache:
@@ -59,10 +61,25 @@ class SourceCache:
         self._entries: OrderedDict[str, Entry] = OrderedDict()
         self._flights: dict[str, asyncio.Task[Located]] = {}
         self._stale_logged: set[str] = set()
+        self._by_path: dict[str, str] = {}
+
+    def ident(self, remote: Remote, key: str) -> str:
+        return hashlib.blake2b(f"{remote.ident}\0{key}".encode(), digest_size=20).hexdigest()
+
+    def fresh(self, ident: str) -> bool:
+        """Whether a copy is held that needs no word from its source yet."""
+        entry = self._entries.get(ident)
+        return entry is not None and time.monotonic() < entry.checked + self.ttl_s
+
+    def entry_at(self, path: str) -> tuple[str, Entry] | None:
+        """The copy stored at ``path`` (a ``Located.real`` this cache handed out)."""
+        ident = self._by_path.get(path)
+        entry = None if ident is None else self._entries.get(ident)
+        return None if ident is None or entry is None else (ident, entry)
 
     async def locate(self, remote: Remote, key: str, max_bytes: int) -> Located:
         """The local copy of ``key`` from ``remote``, fetched or revalidated when due."""
-        ident = hashlib.blake2b(f"{remote.ident}\0{key}".encode(), digest_size=20).hexdigest()
+        ident = self.ident(remote, key)
         entry = self._entries.get(ident)
         if entry is not None and time.monotonic() < entry.checked + self.ttl_s:
             try:
@@ -111,6 +128,7 @@ class SourceCache:
             return self._held(ident, entry)
         assert got is not None
         size = tmp.stat().st_size
+        _date_from(tmp, got.last_modified)
         final.parent.mkdir(parents=True, exist_ok=True)
         os.replace(tmp, final)
         self._write_meta(final, got)
@@ -120,6 +138,7 @@ class SourceCache:
             self.used_bytes -= old.size
         entry = Entry(str(final), got, size, now)
         self._entries[ident] = entry
+        self._by_path[entry.path] = ident
         self.used_bytes += size
         self._evict(keep=ident)
         return self._held(ident, entry)
@@ -160,6 +179,7 @@ class SourceCache:
         self.used_bytes += size
         entry = Entry(str(path), validators, size, -float("inf"))
         self._entries[ident] = entry
+        self._by_path[entry.path] = ident
         return entry
 
     def _write_meta(self, final: Path, got: Validators) -> None:
@@ -173,6 +193,7 @@ class SourceCache:
         entry = self._entries.pop(ident, None)
         if entry is not None:
             self.used_bytes -= entry.size
+            self._by_path.pop(entry.path, None)
         path = self._path(ident)
         for stale in (path, path.with_suffix(".meta")):
             with contextlib.suppress(OSError):
@@ -210,3 +231,14 @@ class SourceCache:
             metrics.source_fetch_errors.labels(**labels, status=error).inc()
         if result is not None:
             self._count(remote, result)
+
+
+def _date_from(path: Path, last_modified: str | None) -> None:
+    """The copy's mtime is the object's Last-Modified: every node sends the same one."""
+    if not last_modified:
+        return
+    try:
+        stamp = parsedate_to_datetime(last_modified).timestamp()
+        os.utime(path, (stamp, stamp))
+    except (TypeError, ValueError, OverflowError, OSError):
+        return

@@ -1,5 +1,12 @@
 """``Mounts``: from an untrusted URL path to a local file, whichever source holds it.
 
+With a result store, the mounts also share what each node learnt about a remote object: the
+content fingerprint of its current version (``version`` / ``note``). A node that has no copy of
+the object can then name the variant's ETag, the result store's key, without fetching the source:
+node B answers what node A rendered in two small store reads. An index entry is trusted for
+``ASSETGATE_SOURCE_TTL_S`` after the node that wrote it last heard from the source, the same
+staleness every node's own copy is allowed (``0``: never trusted).
+
 The path gate's lexical rules (``web.paths.clean_relative``: no ``..``, no absolute path, no
 hidden name, the reserved ``cache/``) run first, for every source alike and before anything is
 contacted; then the longest mount prefix picks the source. A directory is walked by
@@ -9,12 +16,15 @@ back its local copy. Either way the caller gets a ``Located``: one regular file 
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Final
 
-from assetgate.cache.objects import s3_store
+from assetgate.cache.objects import ObjectTier, s3_store
 from assetgate.errors import AppError
 from assetgate.settings import Settings
 from assetgate.sources.cache import SourceCache
@@ -22,10 +32,29 @@ from assetgate.sources.locations import Bucket, Directory, Mount, Origin, parse_
 from assetgate.sources.origin import OriginSource
 from assetgate.sources.remote import Remote
 from assetgate.sources.s3 import BucketSource
+from assetgate.web.caching import http_date
+from assetgate.web.files import Source
 from assetgate.web.metrics import Metrics
 from assetgate.web.paths import Located, clean_relative, locate
 
 OK: Final = "ok"
+INDEX_PREFIX: Final = "sources/"
+_FINGERPRINT = re.compile(r"[0-9a-f]{32}")
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """What the ETag and headers of a remote object's variants need, without its bytes."""
+
+    fingerprint: str
+    size: int
+    mtime: float
+
+    @property
+    def last_modified(self) -> str:
+        return http_date(self.mtime)
+
+
 Check = Callable[[], Awaitable[str]]
 
 
@@ -37,8 +66,15 @@ class Backend:
 
 
 class Mounts:
-    def __init__(self, backends: tuple[Backend, ...], cache: SourceCache, max_bytes: int) -> None:
+    def __init__(
+        self,
+        backends: tuple[Backend, ...],
+        cache: SourceCache,
+        max_bytes: int,
+        index: ObjectTier | None = None,
+    ) -> None:
         self.backends = backends
+        self.index = index
         self.cache = cache
         self.max_bytes = max_bytes
         only = backends[0] if len(backends) == 1 else None
@@ -46,7 +82,9 @@ class Mounts:
         self.single_root = only.real_root if only is not None and not only.mount.prefix else None
 
     @classmethod
-    def from_settings(cls, settings: Settings, metrics: Metrics | None = None) -> Mounts:
+    def from_settings(
+        cls, settings: Settings, metrics: Metrics | None = None, index: ObjectTier | None = None
+    ) -> Mounts:
         mounts = parse_mounts(settings.root, settings.sources)
         backends = tuple(_backend(mount, settings) for mount in mounts)
         cache = SourceCache(
@@ -55,16 +93,13 @@ class Mounts:
             settings.source_ttl_s,
             metrics,
         )
-        return cls(backends, cache, settings.max_source_bytes)
+        return cls(backends, cache, settings.max_source_bytes, index)
 
     @property
     def remote(self) -> bool:
         return any(backend.remote is not None for backend in self.backends)
 
-    async def locate(self, untrusted: str, *, reserved: tuple[str, ...]) -> Located | None:
-        """The file ``untrusted`` names, or None (404) for an unsafe or missing path.
-
-        A remote source's failure is its ``AppError`` (413, 502, 504), naming the mount."""
+    def _pick(self, untrusted: str, reserved: tuple[str, ...]) -> tuple[Backend, str] | None:
         cleaned = clean_relative(untrusted, reserved=reserved)
         if cleaned is None:
             return None
@@ -72,7 +107,60 @@ class Mounts:
         if found is None:
             return None
         mount, rest = found
-        backend = next(backend for backend in self.backends if backend.mount is mount)
+        return next(backend for backend in self.backends if backend.mount is mount), rest
+
+    async def version(self, untrusted: str, *, reserved: tuple[str, ...]) -> Version | None:
+        """The shared fingerprint of a remote object this node holds no current copy of, or
+        None (a directory, no result store, a current copy here, no recent index entry)."""
+        picked = self._pick(untrusted, reserved) if self.index is not None else None
+        if picked is None or picked[0].remote is None:
+            return None
+        ident = self.cache.ident(picked[0].remote, picked[1])
+        if self.cache.fresh(ident):
+            return None  # the copy here answers as fast, and knows better
+        assert self.index is not None
+        data = await self.index.get(INDEX_PREFIX + ident, counted=False)
+        return None if data is None else self._trusted(data)
+
+    def _trusted(self, data: bytes) -> Version | None:
+        try:
+            entry = json.loads(data)
+            fingerprint, size = str(entry["fingerprint"]), int(entry["size"])
+            mtime, checked = float(entry["mtime"]), float(entry["checked"])
+        except (ValueError, KeyError, TypeError):
+            return None
+        if not _FINGERPRINT.fullmatch(fingerprint) or time.time() - checked >= self.cache.ttl_s:
+            return None
+        return Version(fingerprint, size, mtime)
+
+    def note(self, found: Located, source: Source) -> None:
+        """After the route fingerprinted a remote copy: share it (once per answer from the
+        source, in the background)."""
+        held = self.cache.entry_at(found.real) if self.index is not None else None
+        if held is None:
+            return
+        ident, entry = held
+        if entry.indexed >= entry.checked or source.size != entry.size:
+            return
+        entry.indexed = entry.checked
+        checked = time.time() - (time.monotonic() - entry.checked)
+        record = {
+            "fingerprint": source.fingerprint,
+            "size": source.size,
+            "mtime": source.mtime,
+            "checked": checked,
+        }
+        assert self.index is not None
+        self.index.put_later(INDEX_PREFIX + ident, json.dumps(record).encode())
+
+    async def locate(self, untrusted: str, *, reserved: tuple[str, ...]) -> Located | None:
+        """The file ``untrusted`` names, or None (404) for an unsafe or missing path.
+
+        A remote source's failure is its ``AppError`` (413, 502, 504), naming the mount."""
+        picked = self._pick(untrusted, reserved)
+        if picked is None:
+            return None
+        backend, rest = picked
         if backend.real_root is not None:
             return locate(backend.real_root, rest)
         assert backend.remote is not None
