@@ -62,6 +62,7 @@ class Resources:
         metrics = metrics or Metrics.build()
         sources = Sources(body_budget_bytes=settings.file_memory_bytes)
         result_store = _result_store(settings, metrics)
+        shared = SharedTier(connect(settings.redis_url)) if settings.redis_url else None
         results = None
         if settings.result_cache_bytes > 0:
             results = DiskTier(settings.result_cache_dir, settings.result_cache_bytes)
@@ -81,7 +82,7 @@ class Resources:
             metrics=metrics,
             decode_limits=DecodeLimits.from_settings(settings),
             sources=sources,
-            shared=SharedTier(connect(settings.redis_url)) if settings.redis_url else None,
+            shared=shared,
             results=results,
             assets=Cache(
                 minify_cache.NAME,
@@ -96,7 +97,7 @@ class Resources:
                 enabled="optimizer" not in settings.rate_limit_parts,
                 answered=metrics.hot_lane_answers,
             ),
-            mounts=Mounts.from_settings(settings, metrics, result_store),
+            mounts=Mounts.from_settings(settings, metrics, result_store, shared),
             result_store=result_store,
         )
 

@@ -10,9 +10,10 @@ from typing import Any
 
 import obstore
 import pytest
+import redis.asyncio
 
 from assetgate.settings import Settings
-from tests.conftest import app_client
+from tests.conftest import RedisServer, app_client
 from tests.sources.images import BLUE, RED, near, pixel, quadrant_bmp, size_of, solid_bmp
 from tests.sources.servers import SECRET_KEY, Seaweed, metric
 
@@ -219,3 +220,32 @@ async def test_an_object_over_the_size_cap_is_a_413(
         answer = await client.get("/big.bmp?width=10")
     assert answer.status_code == 413
     assert answer.json()["error"] == "source file is over the limit of 10000 bytes"
+
+
+async def test_with_redis_the_shared_fingerprint_is_read_from_redis(
+    node: Callable[..., Settings], weed: Seaweed, bucket: str, redis_server: RedisServer
+) -> None:
+    weed.put(bucket, "img/a.bmp", quadrant_bmp())
+    shared = {"result_store": f"s3://{bucket}/results", "redis_url": redis_server.url}
+    url = "/a.bmp?width=40&format=png"
+    async with app_client(node("a", **shared)) as a:
+        made = await a.get(url)
+        assert made.headers["x-optimizer-cache"] == "MISS"
+        await _until_stored(weed, bucket, count=2)
+    store = weed.store(bucket)
+    listed = await obstore.list(store, prefix="results/sources/").collect_async()
+    assert len(listed) == 1
+    await obstore.delete_async(store, listed[0]["path"])  # only Redis knows the fingerprint now
+    async with app_client(node("b", **shared)) as b:
+        from_redis = await b.get(url)
+        metrics = (await b.get("/metrics")).text
+    assert from_redis.headers["x-optimizer-cache"] == "HIT"
+    assert from_redis.headers["etag"] == made.headers["etag"]
+    assert metric(metrics, "assetgate_source_fetch_bytes_total", source="/") == 0
+    client = redis.asyncio.Redis.from_url(redis_server.url)
+    try:
+        keys = await client.keys("assetgate:cache:sources/*")
+        assert len(keys) == 1
+        assert 0 < await client.pttl(keys[0]) <= 300_000  # kept for the source TTL only
+    finally:
+        await client.aclose()

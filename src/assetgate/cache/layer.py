@@ -80,6 +80,7 @@ class Cache(Generic[T]):
         self._failures: MemoryTier[AppError] = MemoryTier(MAX_FAILURES, clock)
         self._flights: dict[str, _Flight[T]] = {}
         self._counters: dict[str, Counter] = {}
+        self._copies: set[asyncio.Task[object]] = set()  # result-store hits being kept on disk
 
     def __len__(self) -> int:
         return len(self.memory)
@@ -197,8 +198,11 @@ class Cache(Generic[T]):
             value = self.codec.decode(payload)
         except CodecError:
             return None
-        if from_store and self.disk is not None:  # the next request on this node stays local
-            await anyio.to_thread.run_sync(self.disk.write, tier_key, pack(payload, expires_at))
+        if from_store and self.disk is not None:  # the next request here stays local; no wait
+            write = anyio.to_thread.run_sync(self.disk.write, tier_key, pack(payload, expires_at))
+            task = asyncio.get_running_loop().create_task(write)
+            self._copies.add(task)
+            task.add_done_callback(self._copies.discard)
         return value, expires_at or FOREVER
 
     async def put(self, key: str, value: T) -> None:

@@ -3,9 +3,10 @@
 With a result store, the mounts also share what each node learnt about a remote object: the
 content fingerprint of its current version (``version`` / ``note``). A node that has no copy of
 the object can then name the variant's ETag, the result store's key, without fetching the source:
-node B answers what node A rendered in two small store reads. An index entry is trusted for
-``ASSETGATE_SOURCE_TTL_S`` after the node that wrote it last heard from the source, the same
-staleness every node's own copy is allowed (``0``: never trusted).
+node B answers what node A rendered in two small store reads (a Redis read and one store read
+when ``ASSETGATE_REDIS_URL`` is set: the entry is kept there too, for the TTL). An index entry is
+trusted for ``ASSETGATE_SOURCE_TTL_S`` after the node that wrote it last heard from the source,
+the same staleness every node's own copy is allowed (``0``: never trusted).
 
 The path gate's lexical rules (``web.paths.clean_relative``: no ``..``, no absolute path, no
 hidden name, the reserved ``cache/``) run first, for every source alike and before anything is
@@ -16,6 +17,7 @@ back its local copy. Either way the caller gets a ``Located``: one regular file 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -24,6 +26,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Final
 
+from assetgate.cache import SharedTier
 from assetgate.cache.objects import ObjectTier, s3_store
 from assetgate.errors import AppError
 from assetgate.settings import Settings
@@ -72,9 +75,12 @@ class Mounts:
         cache: SourceCache,
         max_bytes: int,
         index: ObjectTier | None = None,
+        fast_index: SharedTier | None = None,
     ) -> None:
         self.backends = backends
         self.index = index
+        self.fast_index = fast_index if index is not None else None  # Redis, when configured
+        self._writes: set[asyncio.Task[None]] = set()
         self.cache = cache
         self.max_bytes = max_bytes
         only = backends[0] if len(backends) == 1 else None
@@ -83,7 +89,11 @@ class Mounts:
 
     @classmethod
     def from_settings(
-        cls, settings: Settings, metrics: Metrics | None = None, index: ObjectTier | None = None
+        cls,
+        settings: Settings,
+        metrics: Metrics | None = None,
+        index: ObjectTier | None = None,
+        fast_index: SharedTier | None = None,
     ) -> Mounts:
         mounts = parse_mounts(settings.root, settings.sources)
         backends = tuple(_backend(mount, settings) for mount in mounts)
@@ -93,7 +103,7 @@ class Mounts:
             settings.source_ttl_s,
             metrics,
         )
-        return cls(backends, cache, settings.max_source_bytes, index)
+        return cls(backends, cache, settings.max_source_bytes, index, fast_index)
 
     @property
     def remote(self) -> bool:
@@ -119,7 +129,11 @@ class Mounts:
         if self.cache.fresh(ident):
             return None  # the copy here answers as fast, and knows better
         assert self.index is not None
-        data = await self.index.get(INDEX_PREFIX + ident, counted=False)
+        data = None
+        if self.fast_index is not None:
+            data = await self.fast_index.get(INDEX_PREFIX + ident)
+        if data is None:
+            data = await self.index.get(INDEX_PREFIX + ident, counted=False)
         return None if data is None else self._trusted(data)
 
     def _trusted(self, data: bytes) -> Version | None:
@@ -151,7 +165,13 @@ class Mounts:
             "checked": checked,
         }
         assert self.index is not None
-        self.index.put_later(INDEX_PREFIX + ident, json.dumps(record).encode())
+        data = json.dumps(record).encode()
+        self.index.put_later(INDEX_PREFIX + ident, data)
+        if self.fast_index is not None and self.cache.ttl_s > 0:
+            put = self.fast_index.set(INDEX_PREFIX + ident, data, self.cache.ttl_s)
+            task = asyncio.get_running_loop().create_task(put)
+            self._writes.add(task)
+            task.add_done_callback(self._writes.discard)
 
     async def locate(self, untrusted: str, *, reserved: tuple[str, ...]) -> Located | None:
         """The file ``untrusted`` names, or None (404) for an unsafe or missing path.
