@@ -12,6 +12,7 @@ import obstore
 import pytest
 import redis.asyncio
 
+from assetgate.optimizer.signed import sign_url
 from assetgate.settings import Settings
 from tests.conftest import RedisServer, app_client
 from tests.sources.images import BLUE, RED, near, pixel, quadrant_bmp, size_of, solid_bmp
@@ -249,3 +250,36 @@ async def test_with_redis_the_shared_fingerprint_is_read_from_redis(
         assert 0 < await client.pttl(keys[0]) <= 300_000  # kept for the source TTL only
     finally:
         await client.aclose()
+
+
+async def test_plain_files_and_css_from_a_bucket_keep_their_media_types(
+    node: Callable[..., Settings], weed: Seaweed, bucket: str
+) -> None:
+    css = b".card {\n    color : #336699 ;\n}\n"
+    weed.put(bucket, "img/site.css", css)
+    weed.put(bucket, "img/q.bmp", quadrant_bmp())
+    async with app_client(node()) as client:
+        plain = await client.get("/q.bmp")
+        style = await client.get("/site.css")
+        minified = await client.get("/site.css?min=1")
+    assert plain.headers["content-type"] == "image/bmp"
+    assert plain.content == quadrant_bmp()
+    assert style.headers["content-type"].startswith("text/css")
+    assert style.content == css
+    assert minified.status_code == 200
+    assert minified.content == b".card{color:#336699}"
+
+
+async def test_signed_urls_hold_for_a_bucket_and_refuse_before_any_fetch(
+    node: Callable[..., Settings], weed: Seaweed, bucket: str
+) -> None:
+    weed.put(bucket, "img/q.bmp", quadrant_bmp())
+    key = "k" * 32
+    async with app_client(node(signing_keys=[key])) as client:
+        unsigned = await client.get("/q.bmp?width=16")
+        metrics = (await client.get("/metrics")).text
+        assert unsigned.status_code == 403
+        assert metric(metrics, "assetgate_source_cache_requests_total", result="miss") == 0
+        signed = await client.get(sign_url("/q.bmp?width=16&format=png", key))
+    assert signed.status_code == 200
+    assert size_of(signed.content) == (16, 12)

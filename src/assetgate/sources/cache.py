@@ -22,6 +22,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import time
 import uuid
 from collections import OrderedDict
@@ -37,6 +38,7 @@ from assetgate.web.paths import Located
 
 log = logging.getLogger("assetgate.sources")
 
+_SUFFIX: Final = re.compile(r"[a-z0-9]{1,8}")
 RETRY_S: Final = 5.0  # a failing source is asked again after this long while a copy is served
 
 
@@ -64,7 +66,11 @@ class SourceCache:
         self._by_path: dict[str, str] = {}
 
     def ident(self, remote: Remote, key: str) -> str:
-        return hashlib.blake2b(f"{remote.ident}\0{key}".encode(), digest_size=20).hexdigest()
+        """The copy's file name: a hash of source and key, with the key's extension kept (media
+        types and the CSS/JS floor go by the file's name)."""
+        digest = hashlib.blake2b(f"{remote.ident}\0{key}".encode(), digest_size=20).hexdigest()
+        suffix = key.rpartition("/")[2].rpartition(".")[2].lower() if "." in key else ""
+        return f"{digest}.{suffix}" if _SUFFIX.fullmatch(suffix) else digest
 
     def fresh(self, ident: str) -> bool:
         """Whether a copy is held that needs no word from its source yet."""
