@@ -88,32 +88,33 @@ def cluster(work: Path) -> Iterator[dict[str, str]]:
            "AWS_REGION": "us-east-1"}  # fmt: skip
     base_env = {k: v for k, v in os.environ.items() if not k.startswith(("ASSETGATE_", "AWS_"))}
     try:
-        ports = {flag: free_port() for flag in WEED_PORTS}
-        weed_log = work / "weed.log"
-        weed = start(
-            [
-                str(VENV_BIN / "weed"),
-                "mini",
-                f"-dir={work / 'weed'}",
-                "-ip=127.0.0.1",
-                "-ip.bind=127.0.0.1",
-                "-webdav=false",
-                "-admin.ui=false",
-                *(f"-{flag}={port}" for flag, port in ports.items()),
-            ],
-            weed_log,
-            {**base_env, **aws, "HOME": str(work)},
-        )
-        processes.append(weed)
-        endpoint = f"http://127.0.0.1:{ports['s3.port']}"
-        os.environ.update(aws)
         from obstore import put
         from obstore.store import S3Store
 
-        store = S3Store("images", endpoint=endpoint, virtual_hosted_style_request=False,
-                        client_options={"allow_http": True})  # fmt: skip
+        os.environ.update(aws)
         image = sample_image()
-        wait_for("SeaweedFS", lambda: put(store, "originals/photo.jpg", image), weed, weed_log)
+        for attempt in range(3):  # a free port may be taken before weed binds it: new ports
+            ports = {flag: free_port() for flag in WEED_PORTS}
+            weed_log = work / f"weed-{attempt}.log"
+            weed = start(
+                [str(VENV_BIN / "weed"), "mini", f"-dir={work / 'weed'}", "-ip=127.0.0.1",
+                 "-ip.bind=127.0.0.1", "-webdav=false", "-admin.ui=false",
+                 *(f"-{flag}={port}" for flag, port in ports.items())],
+                weed_log,
+                {**base_env, **aws, "HOME": str(work)},
+            )  # fmt: skip
+            processes.append(weed)
+            endpoint = f"http://127.0.0.1:{ports['s3.port']}"
+            store = S3Store("images", endpoint=endpoint, virtual_hosted_style_request=False,
+                            client_options={"allow_http": True})  # fmt: skip
+            try:
+                wait_for("SeaweedFS", lambda s=store: put(s, "originals/photo.jpg", image), weed,
+                         weed_log)  # fmt: skip
+                break
+            except SystemExit:
+                taken = "Port allocation failed" in weed_log.read_text(errors="replace")
+                if not taken or attempt == 2:
+                    raise
 
         redis_port = free_port()
         redis_log = work / "redis.log"

@@ -67,16 +67,38 @@ class Seaweed:
 
 
 @contextlib.contextmanager
-def seaweed(directory: Path) -> Iterator[Seaweed]:
-    """``weed mini`` on loopback until its S3 port accepts a signed upload (~12 s)."""
+def seaweed(directory: Path, attempts: int = 3) -> Iterator[Seaweed]:
+    """``weed mini`` on loopback until its S3 port accepts a signed upload (~12 s).
+
+    Ports are picked free but may be taken by another process before weed binds them; weed
+    then exits naming the port, and it is started again on fresh ports."""
     directory.mkdir(parents=True, exist_ok=True)
+    for attempt in range(attempts):
+        server = _start_weed(directory, attempt)
+        try:
+            _until_ready(server)
+        except _PortTaken:
+            continue
+        except BaseException:
+            server.stop()
+            raise
+        try:
+            yield server
+        finally:
+            server.stop()
+        return
+    raise AssertionError(f"weed found no free ports in {attempts} attempts")
+
+
+class _PortTaken(Exception):
+    pass
+
+
+def _start_weed(directory: Path, attempt: int) -> Seaweed:
     ports = {flag: pick_port() for flag in PORT_FLAGS}
-    log = directory / "weed.log"
-    env = {
-        "AWS_ACCESS_KEY_ID": ACCESS_KEY,
-        "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
-        "HOME": str(directory),
-    }
+    log = directory / f"weed-{attempt}.log"
+    env = {"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+           "HOME": str(directory)}  # fmt: skip
     with log.open("wb") as out:
         process = subprocess.Popen(
             [
@@ -94,24 +116,25 @@ def seaweed(directory: Path) -> Iterator[Seaweed]:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    server = Seaweed(process, f"http://127.0.0.1:{ports['s3.port']}", log)
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            if process.poll() is not None:
-                raise AssertionError(f"weed exited: {log.read_text(errors='replace')[-2000:]}")
-            try:
-                server.put("readiness-probe", "probe", b"ok")
-                break
-            except Exception:
-                if time.monotonic() > deadline:
-                    raise AssertionError(
-                        f"weed not ready: {log.read_text(errors='replace')[-2000:]}"
-                    ) from None
-                time.sleep(0.5)
-        yield server
-    finally:
-        server.stop()
+    return Seaweed(process, f"http://127.0.0.1:{ports['s3.port']}", log)
+
+
+def _until_ready(server: Seaweed) -> None:
+    deadline = time.monotonic() + 90
+    while True:
+        if server.process.poll() is not None:
+            text = server.log.read_text(errors="replace")
+            if "Port allocation failed" in text:
+                raise _PortTaken
+            raise AssertionError(f"weed exited: {text[-2000:]}")
+        try:
+            server.put("readiness-probe", "probe", b"ok")
+            return
+        except Exception:
+            if time.monotonic() > deadline:
+                text = server.log.read_text(errors="replace")[-2000:]
+                raise AssertionError(f"weed not ready: {text}") from None
+            time.sleep(0.5)
 
 
 # --- a loopback HTTP origin and a canary -----------------------------------------------------
