@@ -23,6 +23,7 @@ from assetgate.cache import (
     connect,
     s3_store,
 )
+from assetgate.cache.lock import RenderLock
 from assetgate.imaging.limits import DecodeLimits
 from assetgate.minify import cache as minify_cache
 from assetgate.minify.render import Rendered
@@ -124,6 +125,7 @@ class Resources:
             disk=self.results if on_disk else None,
             shared=self.shared if shared else None,
             store=self.result_store if stored else None,
+            lock=RenderLock(self.shared) if stored and self.shared is not None else None,
             metrics=self.metrics,
         )
 

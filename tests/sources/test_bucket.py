@@ -283,3 +283,26 @@ async def test_signed_urls_hold_for_a_bucket_and_refuse_before_any_fetch(
         signed = await client.get(sign_url("/q.bmp?width=16&format=png", key))
     assert signed.status_code == 200
     assert size_of(signed.content) == (16, 12)
+
+
+async def test_two_nodes_asked_for_one_cold_variant_at_once_render_it_once(
+    node: Callable[..., Settings], weed: Seaweed, bucket: str, redis_server: RedisServer
+) -> None:
+    weed.put(bucket, "img/a.bmp", quadrant_bmp(800, 600))
+    shared = {"result_store": f"s3://{bucket}/results", "redis_url": redis_server.url}
+    async with app_client(node("a", **shared)) as a, app_client(node("b", **shared)) as b:
+        for width, client in ((10, a), (11, b)):  # each renders one, so each holds the source
+            assert (await client.get(f"/a.bmp?width={width}")).status_code == 200
+        url = "/a.bmp?width=300&format=webp&sharpen=true"
+        first, second = await asyncio.gather(a.get(url), b.get(url))
+        renders = 0.0
+        for client in (a, b):
+            text = (await client.get("/metrics")).text
+            renders += metric(text, "assetgate_cache_requests_total", cache="images", result="miss")
+    assert first.status_code == second.status_code == 200
+    assert sorted([first.headers["x-optimizer-cache"], second.headers["x-optimizer-cache"]]) == [
+        "HIT",
+        "MISS",
+    ]
+    assert first.content == second.content
+    assert renders == 2 + 1  # the two width=10 renders, then one for both nodes

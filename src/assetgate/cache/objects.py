@@ -157,13 +157,14 @@ class ObjectTier:
             self._count("hit")
         return data
 
-    def put_later(self, key: str, data: bytes) -> None:
+    def put_later(self, key: str, data: bytes) -> asyncio.Task[None] | None:
         """Write in the background; dropped when the store is down or too many writes wait."""
         if not self.available or len(self._writes) >= MAX_PENDING_WRITES:
-            return
+            return None
         task = asyncio.get_running_loop().create_task(self._put(key, data))
         self._writes.add(task)
         task.add_done_callback(self._writes.discard)
+        return task
 
     async def _put(self, key: str, data: bytes) -> None:
         try:
