@@ -98,7 +98,7 @@ class Resources:
                 enabled="optimizer" not in settings.rate_limit_parts,
                 answered=metrics.hot_lane_answers,
             ),
-            mounts=Mounts.from_settings(settings, metrics, result_store, shared),
+            mounts=Mounts.from_settings(settings, metrics, result_store, shared, sources),
             result_store=result_store,
         )
 

@@ -306,3 +306,23 @@ async def test_two_nodes_asked_for_one_cold_variant_at_once_render_it_once(
     ]
     assert first.content == second.content
     assert renders == 2 + 1  # the two width=10 renders, then one for both nodes
+
+
+async def test_a_large_copy_is_fingerprinted_while_it_is_written_not_read_again(
+    node: Callable[..., Settings], weed: Seaweed, bucket: str, docroot: Path
+) -> None:
+    big = quadrant_bmp(400, 300)
+    assert len(big) > 256 * 1024
+    weed.put(bucket, "img/big.bmp", big)
+    (docroot / "big.bmp").write_bytes(big)
+    url = "/big.bmp?width=40&format=png"
+    remote = app_client(node())
+    async with remote as client:
+        from_bucket = await client.get(url)
+        again = await client.get(url)
+    async with app_client(node(root=docroot)) as client:
+        from_disk = await client.get(url)
+    assert from_bucket.status_code == again.status_code == 200
+    assert remote.state["resources"].sources.fingerprinted == 0  # hashed while it streamed
+    assert from_bucket.headers["etag"] == from_disk.headers["etag"]  # the same content hash
+    assert again.headers["x-optimizer-cache"] == "HIT"

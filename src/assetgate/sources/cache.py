@@ -29,10 +29,13 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from pathlib import Path
-from typing import Final
+from typing import BinaryIO, Final
+
+import anyio.to_thread
 
 from assetgate.errors import AppError
 from assetgate.sources.remote import Remote, Validators
+from assetgate.web.files import new_fingerprint
 from assetgate.web.metrics import Metrics
 from assetgate.web.paths import Located
 
@@ -40,6 +43,7 @@ log = logging.getLogger("assetgate.sources")
 
 _SUFFIX: Final = re.compile(r"[a-z0-9]{1,8}")
 RETRY_S: Final = 5.0  # a failing source is asked again after this long while a copy is served
+INLINE_BYTES: Final = 256 * 1024  # smaller chunks are hashed and written on the event loop
 
 
 @dataclass(slots=True)
@@ -49,6 +53,26 @@ class Entry:
     size: int
     checked: float  # monotonic time of the last answer from the source; -inf: never (restart)
     indexed: float = -float("inf")  # ``checked`` when its fingerprint was last shared (mounts)
+    fingerprint: str | None = None  # hashed while written (None: a copy a previous run left)
+
+
+class _HashingFile:
+    """Writes a copy and hashes it on the way (on a worker thread for large chunks, while the
+    next chunk arrives), so the copy is never read again to be fingerprinted."""
+
+    def __init__(self, handle: BinaryIO) -> None:
+        self.handle = handle
+        self.digest = new_fingerprint()
+
+    def _take(self, chunk: bytes | memoryview) -> None:
+        self.digest.update(chunk)
+        self.handle.write(chunk)
+
+    async def write(self, chunk: bytes | memoryview) -> None:
+        if len(chunk) < INLINE_BYTES:
+            self._take(chunk)
+        else:
+            await anyio.to_thread.run_sync(self._take, chunk)
 
 
 class SourceCache:
@@ -112,7 +136,8 @@ class SourceCache:
         tmp.parent.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
         try:
-            with tmp.open("wb") as sink:
+            with tmp.open("wb") as handle:
+                sink = _HashingFile(handle)
                 got = await remote.fetch(key, entry.validators if entry else None, sink, max_bytes)
         except AppError as exc:
             tmp.unlink(missing_ok=True)
@@ -142,7 +167,7 @@ class SourceCache:
         old = self._entries.pop(ident, None)
         if old is not None:
             self.used_bytes -= old.size
-        entry = Entry(str(final), got, size, now)
+        entry = Entry(str(final), got, size, now, fingerprint=sink.digest.hexdigest())
         self._entries[ident] = entry
         self._by_path[entry.path] = ident
         self.used_bytes += size

@@ -36,7 +36,7 @@ from assetgate.sources.origin import OriginSource
 from assetgate.sources.remote import Remote
 from assetgate.sources.s3 import BucketSource
 from assetgate.web.caching import http_date
-from assetgate.web.files import Source
+from assetgate.web.files import SMALL_FILE_BYTES, Source, Sources
 from assetgate.web.metrics import Metrics
 from assetgate.web.paths import Located, clean_relative, locate
 
@@ -76,8 +76,10 @@ class Mounts:
         max_bytes: int,
         index: ObjectTier | None = None,
         fast_index: SharedTier | None = None,
+        sources: Sources | None = None,
     ) -> None:
         self.backends = backends
+        self.sources = sources  # told the fingerprints hashed while copies were written
         self.index = index
         self.fast_index = fast_index if index is not None else None  # Redis, when configured
         self._writes: set[asyncio.Task[None]] = set()
@@ -94,6 +96,7 @@ class Mounts:
         metrics: Metrics | None = None,
         index: ObjectTier | None = None,
         fast_index: SharedTier | None = None,
+        sources: Sources | None = None,
     ) -> Mounts:
         mounts = parse_mounts(settings.root, settings.sources)
         backends = tuple(_backend(mount, settings) for mount in mounts)
@@ -103,7 +106,7 @@ class Mounts:
             settings.source_ttl_s,
             metrics,
         )
-        return cls(backends, cache, settings.max_source_bytes, index, fast_index)
+        return cls(backends, cache, settings.max_source_bytes, index, fast_index, sources)
 
     @property
     def remote(self) -> bool:
@@ -185,11 +188,16 @@ class Mounts:
             return locate(backend.real_root, rest)
         assert backend.remote is not None
         try:
-            return await self.cache.locate(backend.remote, rest, self.max_bytes)
+            found = await self.cache.locate(backend.remote, rest, self.max_bytes)
         except AppError as exc:
             if exc.status == 404:
                 return None
             raise
+        if self.sources is not None and found.stat.st_size > SMALL_FILE_BYTES:
+            held = self.cache.entry_at(found.real)
+            if held is not None and held[1].fingerprint is not None:
+                self.sources.adopt(found.stat, held[1].fingerprint)  # no second read to hash
+        return found
 
     def checks(self) -> dict[str, Check]:
         """``/readyz``'s view of each remote source, by its name."""

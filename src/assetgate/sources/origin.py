@@ -11,7 +11,7 @@ the address check.
 from __future__ import annotations
 
 import logging
-from typing import BinaryIO, Final
+from typing import Final
 from urllib.parse import quote, urljoin, urlsplit
 
 import anyio
@@ -20,7 +20,7 @@ import httpx
 from assetgate.errors import AppError
 from assetgate.sources import guard
 from assetgate.sources.locations import Origin
-from assetgate.sources.remote import Validators, failed, timed_out, too_large
+from assetgate.sources.remote import Sink, Validators, failed, timed_out, too_large
 
 log = logging.getLogger("assetgate.sources")
 
@@ -56,7 +56,7 @@ class OriginSource:
         await self._client.aclose()
 
     async def fetch(
-        self, key: str, known: Validators | None, sink: BinaryIO, max_bytes: int
+        self, key: str, known: Validators | None, sink: Sink, max_bytes: int
     ) -> Validators | None:
         try:
             with anyio.fail_after(self.read_timeout_s):
@@ -70,7 +70,7 @@ class OriginSource:
             raise failed(self.name, "unreachable") from None
 
     async def _fetch(
-        self, key: str, known: Validators | None, sink: BinaryIO, max_bytes: int
+        self, key: str, known: Validators | None, sink: Sink, max_bytes: int
     ) -> Validators | None:
         path = f"{self.origin.base}/{quote(key, safe='/')}"
         headers = {"Accept-Encoding": "identity", "User-Agent": "assetgate"}
@@ -90,7 +90,7 @@ class OriginSource:
         raise failed(self.name, "too many redirects")
 
     async def _read(
-        self, response: httpx.Response, known: Validators | None, sink: BinaryIO, max_bytes: int
+        self, response: httpx.Response, known: Validators | None, sink: Sink, max_bytes: int
     ) -> Validators | None:
         status = response.status_code
         if status == 304 and known is not None:
@@ -107,7 +107,7 @@ class OriginSource:
             total += len(chunk)
             if total > max_bytes:
                 raise too_large(max_bytes)
-            sink.write(chunk)
+            await sink.write(chunk)
         return Validators(response.headers.get("etag"), response.headers.get("last-modified"))
 
     async def _open(self, path: str, headers: dict[str, str]) -> httpx.Response:

@@ -11,7 +11,7 @@ source refused or failed -> 502, it did not answer in time -> 504.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import BinaryIO, Protocol
+from typing import Protocol
 
 from assetgate.errors import AppError
 
@@ -22,13 +22,17 @@ class Validators:
     last_modified: str | None  # an HTTP-date
 
 
+class Sink(Protocol):
+    async def write(self, chunk: bytes | memoryview) -> None: ...
+
+
 class Remote(Protocol):
     name: str  # the mount's name: "/" or "/products/"
     kind: str  # "s3" or "http": the metrics label beside the name
     ident: str  # what the source cache keys files by (never shown)
 
     async def fetch(
-        self, key: str, known: Validators | None, sink: BinaryIO, max_bytes: int
+        self, key: str, known: Validators | None, sink: Sink, max_bytes: int
     ) -> Validators | None: ...
 
     async def check(self) -> str: ...

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 from email.utils import format_datetime, parsedate_to_datetime
-from typing import BinaryIO, Final
+from typing import Final
 
 import anyio
 import obstore
@@ -18,7 +18,7 @@ from obstore.exceptions import NotModifiedError, PermissionDeniedError, Unauthen
 from obstore.store import S3Store
 
 from assetgate.errors import AppError
-from assetgate.sources.remote import Validators, failed, timed_out, too_large
+from assetgate.sources.remote import Sink, Validators, failed, timed_out, too_large
 
 log = logging.getLogger("assetgate.sources")
 
@@ -39,7 +39,7 @@ class BucketSource:
         return None
 
     async def fetch(
-        self, key: str, known: Validators | None, sink: BinaryIO, max_bytes: int
+        self, key: str, known: Validators | None, sink: Sink, max_bytes: int
     ) -> Validators | None:
         options: dict[str, object] = {}
         if known is not None and known.etag:
@@ -57,7 +57,7 @@ class BucketSource:
                     total += len(chunk)
                     if total > max_bytes:
                         raise too_large(max_bytes)
-                    sink.write(chunk)
+                    await sink.write(chunk)
         except AppError:
             raise
         except NotModifiedError:
