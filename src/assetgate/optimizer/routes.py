@@ -9,6 +9,10 @@ header limits 413, codecs 501, render) -> headers. CSS and JavaScript files go t
 CSS/JS floor (``minify``). A public URL without any optimizer parameter is a static file. Every
 method is routed here so that anything but GET/HEAD/OPTIONS gets our 405 with ``Allow``
 (``web.http``).
+
+With a bucket, an origin or several mounts (``sources``, docs/sources.md) the path gate is
+``Mounts.locate``, which hands back a local copy of the remote file, and an image variant another
+node rendered is answered from the shared result store before the source is fetched at all.
 """
 
 from __future__ import annotations
