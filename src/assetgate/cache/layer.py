@@ -292,6 +292,8 @@ class Cache(Generic[T]):
         for task in tasks:
             with contextlib.suppress(BaseException):
                 await task
+        if self._copies:  # disk copies and lock releases: short, let them finish
+            await asyncio.wait(set(self._copies), timeout=2.0)
         self.memory.clear()
 
     def _tier_key(self, key: str) -> str:

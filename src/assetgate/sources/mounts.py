@@ -208,6 +208,8 @@ class Mounts:
         }
 
     async def aclose(self) -> None:
+        if self._writes:  # fingerprints on their way to Redis: bounded by its op timeout
+            await asyncio.wait(set(self._writes), timeout=2.0)
         for backend in self.backends:
             if backend.remote is not None:
                 await backend.remote.aclose()
