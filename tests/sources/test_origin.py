@@ -179,3 +179,35 @@ async def test_the_hot_lane_replays_a_remote_copy_only_while_it_is_fresh(
         assert again.headers["etag"] == first.headers["etag"]
     assert origin.hits == ["/static/q.bmp"] * 2
     assert "If-None-Match" in origin.headers[1]
+
+
+async def test_presets_hold_for_an_origin(
+    node: Callable[..., Settings], origin: Origin, tmp_path: Path
+) -> None:
+    presets = tmp_path / "presets.json"
+    presets.write_text('{"thumb": {"w": 20, "format": "png"}}')
+    origin.file("/static/q.bmp", quadrant_bmp())
+    async with app_client(node(presets=presets)) as client:
+        thumb = await client.get("/q.bmp?preset=thumb")
+        unknown = await client.get("/q.bmp?preset=nope")
+    assert thumb.status_code == 200
+    assert thumb.headers["content-type"] == "image/png"
+    assert size_of(thumb.content) == (20, 15)
+    assert unknown.status_code == 400
+
+
+async def test_an_origin_going_down_serves_the_copy_it_holds(
+    node: Callable[..., Settings], origin: Origin
+) -> None:
+    origin.file("/static/q.bmp", quadrant_bmp())
+    async with app_client(node(source_ttl_s=0)) as client:
+        assert (await client.get("/q.bmp?width=16&format=png")).status_code == 200
+        origin.routes["/static/q.bmp"] = status(503)
+        stale = await client.get("/q.bmp?width=18&format=png")  # asked again (ttl 0): 503
+        ready = await client.get("/readyz")
+        metrics = (await client.get("/metrics")).text
+    assert stale.status_code == 200
+    assert size_of(stale.content) == (18, 14)
+    assert ready.status_code == 200
+    assert metric(metrics, "assetgate_source_cache_requests_total", result="stale") == 1
+    assert metric(metrics, "assetgate_source_fetch_errors_total", status="502") == 1
