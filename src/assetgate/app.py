@@ -82,6 +82,14 @@ def readiness_checks(res: Resources) -> dict[str, Check]:
     return checks
 
 
+def degrading_checks(res: Resources) -> dict[str, Check]:
+    """Remote sources and the shared result store: named with their state, never a 503."""
+    checks = res.mounts.checks()
+    if res.result_store is not None:
+        checks["result_store"] = res.result_store.check
+    return checks
+
+
 def create_app(settings: Settings) -> Starlette:
     document = make_document(part.openapi for part in PARTS)
 
@@ -92,7 +100,8 @@ def create_app(settings: Settings) -> Starlette:
         return JSONResponse(HEALTHY, headers=NO_STORE)
 
     async def readyz(request: Request) -> Response:
-        status, body = await readiness(readiness_checks(resources(request)))
+        res = resources(request)
+        status, body = await readiness(readiness_checks(res), degrading_checks(res))
         return JSONResponse(body, status_code=status, headers=NO_STORE)
 
     async def metrics(request: Request) -> Response:

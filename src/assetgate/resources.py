@@ -13,12 +13,24 @@ from typing import TypeVar, cast
 import httpx
 from starlette.requests import Request
 
-from assetgate.cache import FOREVER, Cache, Codec, DiskTier, SharedTier, connect
+from assetgate.cache import (
+    FOREVER,
+    Cache,
+    Codec,
+    DiskTier,
+    ObjectTier,
+    SharedTier,
+    connect,
+    s3_store,
+)
+from assetgate.cache.lock import RenderLock
 from assetgate.imaging.limits import DecodeLimits
 from assetgate.minify import cache as minify_cache
 from assetgate.minify.lane import AssetLane
 from assetgate.minify.render import Rendered
 from assetgate.settings import Settings
+from assetgate.sources import Mounts
+from assetgate.sources.locations import Bucket, parse_location
 from assetgate.web.files import Sources
 from assetgate.web.hotlane import HotLane
 from assetgate.web.metrics import Metrics
@@ -42,6 +54,8 @@ class Resources:
     assets: Cache[Rendered]  # minified/gzipped CSS and JS, shared by the optimizer and packages
     lane: HotLane  # repeat requests for unchanged files, answered before routing
     asset_lane: AssetLane  # where CSS/JS renders run: minifying in killable processes
+    mounts: Mounts  # where the optimizer's files come from (directory, bucket, origin)
+    result_store: ObjectTier | None  # ASSETGATE_RESULT_STORE: rendered images every node shares
 
     @classmethod
     def build(
@@ -50,6 +64,8 @@ class Resources:
         """``metrics`` when the HTTP client already counts into them (the app's lifespan)."""
         metrics = metrics or Metrics.build()
         sources = Sources(body_budget_bytes=settings.file_memory_bytes)
+        result_store = _result_store(settings, metrics)
+        shared = SharedTier(connect(settings.redis_url)) if settings.redis_url else None
         results = None
         if settings.result_cache_bytes > 0:
             results = DiskTier(settings.result_cache_dir, settings.result_cache_bytes)
@@ -70,7 +86,7 @@ class Resources:
             metrics=metrics,
             decode_limits=DecodeLimits.from_settings(settings),
             sources=sources,
-            shared=SharedTier(connect(settings.redis_url)) if settings.redis_url else None,
+            shared=shared,
             results=results,
             assets=Cache(
                 minify_cache.NAME,
@@ -87,6 +103,8 @@ class Resources:
                 answered=metrics.hot_lane_answers,
             ),
             asset_lane=AssetLane.from_settings(settings, gate),
+            mounts=Mounts.from_settings(settings, metrics, result_store, shared, sources),
+            result_store=result_store,
         )
 
     def cache(
@@ -99,8 +117,10 @@ class Resources:
         negative_ttl_s: float = 0.0,
         on_disk: bool = False,
         shared: bool = False,
+        stored: bool = False,
     ) -> Cache[T]:
-        """A named cache for a part, over the result-cache disk and Redis (when configured)."""
+        """A named cache for a part, over the result-cache disk, Redis and the shared result
+        store (each when configured and asked for)."""
         return Cache(
             name,
             codec,
@@ -109,6 +129,8 @@ class Resources:
             negative_ttl_s=negative_ttl_s,
             disk=self.results if on_disk else None,
             shared=self.shared if shared else None,
+            store=self.result_store if stored else None,
+            lock=RenderLock(self.shared) if stored and self.shared is not None else None,
             metrics=self.metrics,
         )
 
@@ -116,8 +138,27 @@ class Resources:
         self.asset_lane.close()
         await self.limiter.aclose()
         await self.assets.aclose()
+        await self.mounts.aclose()
+        if self.result_store is not None:
+            await self.result_store.aclose()
         if self.shared is not None:
             await self.shared.client.aclose()
+
+
+def _result_store(settings: Settings, metrics: Metrics) -> ObjectTier | None:
+    if settings.result_store is None:
+        return None
+    location = parse_location(settings.result_store)
+    assert isinstance(location, Bucket)
+    store = s3_store(
+        location.bucket,
+        location.prefix,
+        endpoint=settings.s3_endpoint_url,
+        path_style=settings.s3_path_style,
+        connect_timeout_s=settings.origin_connect_timeout_s,
+        timeout_s=settings.origin_read_timeout_s,
+    )
+    return ObjectTier(store, results=metrics.result_store)
 
 
 def resources(request: Request) -> Resources:

@@ -6,9 +6,11 @@ field must appear in docs/configuration.md; ``tests/test_docs.py`` checks that.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
 import limits
 from pydantic import Field, field_validator
@@ -30,6 +32,10 @@ def _default_results() -> Path:
     return _cache_home() / "results"
 
 
+def _default_sources() -> Path:
+    return _cache_home() / "sources"
+
+
 def _default_render_workers() -> int:
     """One more than the cores. A render's own Python steps (which wait for the GIL) and libvips'
     hand-offs between its threads leave a core idle now and then; a third thread on 2 cores keeps
@@ -40,6 +46,25 @@ def _default_render_workers() -> int:
 def _split_csv(value: object) -> object:
     if isinstance(value, str):
         return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+def check_source_url(value: str) -> str:
+    """A source other than a directory: ``s3://bucket[/prefix]`` or ``http(s)://host[:port][/p]``.
+
+    Refused here, at start, naming the variable: credentials in the URL (they would end up in
+    logs), a query or fragment (nothing to map a path onto), a missing bucket or host."""
+    parts = urlsplit(value)
+    if parts.scheme not in ("s3", "http", "https") or not parts.hostname:
+        raise ValueError("expected a directory, s3://bucket[/prefix] or http(s)://host[/prefix]")
+    if parts.username is not None or parts.password is not None:
+        raise ValueError("credentials do not belong in a source URL (use the AWS variables)")
+    if parts.query or parts.fragment:
+        raise ValueError("a source URL has no query or fragment")
+    try:
+        parts.port  # noqa: B018 - raises on a port out of range
+    except ValueError:
+        raise ValueError("the port is not a number within 0..65535") from None
     return value
 
 
@@ -54,7 +79,7 @@ class Settings(BaseSettings):
     max_url_bytes: int = Field(default=16 * 1024, ge=4096, le=65_535)
 
     # --- optimizer (A) ------------------------------------------------------------------------
-    root: Path = DEMO_ROOT
+    root: Annotated[Path | str, NoDecode] = DEMO_ROOT  # a directory, s3://... or http(s)://...
     cache_control: str = "public, max-age=86400, stale-while-revalidate=604800"
     cors_origin: str = "*"
     max_input_pixels: int = Field(default=50_000_000, ge=1)
@@ -146,6 +171,18 @@ class Settings(BaseSettings):
     # --- pages and command line ---------------------------------------------------------------
     ui_file_listing: bool = True
 
+    # --- sources in object storage and on origins, results shared by every node ---------------
+    sources: Annotated[dict[str, str], NoDecode] = Field(default_factory=dict)
+    s3_endpoint_url: str | None = None  # None: AWS_ENDPOINT_URL, else the AWS default
+    s3_path_style: bool = False
+    origin_allow_private: bool = False
+    origin_connect_timeout_s: float = Field(default=3.0, gt=0)
+    origin_read_timeout_s: float = Field(default=20.0, gt=0)
+    source_cache_dir: Path = Field(default_factory=_default_sources)
+    source_cache_bytes: int = Field(default=2 * 1024 * 1024 * 1024, ge=1)
+    source_ttl_s: float = Field(default=300.0, ge=0)
+    result_store: str | None = None
+
     @field_validator("rate_limit")
     @classmethod
     def _rate_limit_notation(cls, value: str) -> str:
@@ -157,6 +194,41 @@ class Settings(BaseSettings):
                 "expected a rate in limits notation such as '100/10 seconds'"
             ) from None
         return value
+
+    @field_validator("root", mode="before")
+    @classmethod
+    def _root_or_url(cls, value: object) -> object:
+        """A URL (``s3://``, ``http(s)://``) stays text: ``Path`` would fold its ``//``."""
+        if isinstance(value, str) and "://" in value:
+            return check_source_url(value)
+        if isinstance(value, str):
+            return Path(value)
+        return value
+
+    @field_validator("sources", mode="before")
+    @classmethod
+    def _mounts(cls, value: object) -> object:
+        """``{"prefix/": "s3://bucket/prefix", "": "/srv/images"}`` as JSON text."""
+        if isinstance(value, str):
+            try:
+                value = json.loads(value) if value.strip() else {}
+            except json.JSONDecodeError as exc:
+                raise ValueError(
+                    f"expected a JSON object of path prefix -> source: {exc}"
+                ) from None
+        if not isinstance(value, dict):
+            raise ValueError("expected a JSON object of path prefix -> source")
+        return {
+            str(prefix): url if "://" not in str(url) else check_source_url(str(url))
+            for prefix, url in value.items()
+        }
+
+    @field_validator("result_store")
+    @classmethod
+    def _store_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith("s3://"):
+            raise ValueError("expected s3://bucket[/prefix]")
+        return None if value is None else check_source_url(value)
 
     @field_validator("work_dir")
     @classmethod

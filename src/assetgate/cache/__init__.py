@@ -6,6 +6,7 @@ Parts never build their own LRU: they receive named ``Cache`` objects built in t
 from assetgate.cache.codec import Codec, CodecError, bytes_codec, dataclass_codec, memory_codec
 from assetgate.cache.disk import DiskTier
 from assetgate.cache.layer import FOREVER, Cache
+from assetgate.cache.objects import ObjectTier, s3_store
 from assetgate.cache.shared import SharedTier, connect
 
 __all__ = [
@@ -14,9 +15,11 @@ __all__ = [
     "Codec",
     "CodecError",
     "DiskTier",
+    "ObjectTier",
     "SharedTier",
     "bytes_codec",
     "connect",
     "dataclass_codec",
     "memory_codec",
+    "s3_store",
 ]

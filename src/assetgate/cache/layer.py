@@ -1,6 +1,8 @@
 """``Cache``: get-or-compute over the tiers, with single flight, TTL and remembered failures.
 
-Lookup order: process memory, then the local disk, then Redis; a hit in a lower tier is copied up.
+Lookup order: process memory, then the local disk, then Redis, then the shared result store (an
+S3 bucket every node reads: ``cache.objects``); a hit in a lower tier is copied up. A write to the
+result store runs in the background and never delays the answer.
 A miss is computed once however many requests ask for the same key at the same time.
 
 Cancellation and failure policy (the one policy for every user):
@@ -32,7 +34,9 @@ from prometheus_client import Counter
 from assetgate.cache.codec import Codec, CodecError
 from assetgate.cache.disk import DiskTier
 from assetgate.cache.entry import pack, unpack
+from assetgate.cache.lock import POLL_S, WAIT_S, RenderLock
 from assetgate.cache.memory import MemoryTier
+from assetgate.cache.objects import ObjectTier
 from assetgate.cache.shared import SharedTier
 from assetgate.errors import AppError
 from assetgate.web.metrics import Metrics
@@ -59,6 +63,8 @@ class Cache(Generic[T]):
         negative_ttl_s: float = 0.0,
         disk: DiskTier | None = None,
         shared: SharedTier | None = None,
+        store: ObjectTier | None = None,
+        lock: RenderLock | None = None,
         metrics: Metrics | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -67,6 +73,8 @@ class Cache(Generic[T]):
         self.memory: MemoryTier[T] = MemoryTier(memory_bytes, clock)
         self.disk = disk
         self.shared = shared
+        self.store = store
+        self.lock = lock if store is not None else None
         self._ttl = ttl if callable(ttl) else (lambda _value: ttl)
         self._negative_ttl_s = negative_ttl_s
         self._metrics = metrics
@@ -75,6 +83,7 @@ class Cache(Generic[T]):
         self._failures: MemoryTier[AppError] = MemoryTier(MAX_FAILURES, clock)
         self._flights: dict[str, _Flight[T]] = {}
         self._counters: dict[str, Counter] = {}
+        self._copies: set[asyncio.Task[object]] = set()  # disk copies, lock releases: not awaited
 
     def __len__(self) -> int:
         return len(self.memory)
@@ -89,6 +98,19 @@ class Cache(Generic[T]):
         held = self.memory.get(key)
         if held is not None:
             self._count("hit")
+        return held
+
+    async def find(self, key: str) -> T | None:
+        """The value from any tier (copied up into memory), or None; never computes. A miss is
+        not counted: the ``get_or_compute`` that follows counts it."""
+        held = self.memory.get(key)
+        if held is None:
+            found = await self._lower(key)
+            if found is None:
+                return None
+            held, expires_at = found
+            self.memory.put(key, held, self.codec.weight(held), expires_at - time.time())
+        self._count("hit")
         return held
 
     async def get_or_compute(
@@ -154,9 +176,65 @@ class Cache(Generic[T]):
             self.memory.put(key, value, self.codec.weight(value), expires_at - time.time())
             self._gauge()
             return value, True
+        if self.lock is not None:
+            return await self._fill_locked(key, compute)
         value = await compute()
         await self.put(key, value)
         return value, False
+
+    async def _fill_locked(self, key: str, compute: Callable[[], Awaitable[T]]) -> tuple[T, bool]:
+        """Compute under the cross-node lock (``cache.lock``), or wait for the node that does."""
+        assert self.lock is not None
+        assert self.store is not None
+        lock_key = self._tier_key(key)
+        token = await self.lock.acquire(lock_key)
+        waited = 0.0
+        while token is None and waited < WAIT_S:
+            await asyncio.sleep(POLL_S)
+            waited += POLL_S
+            found = await self._from_store(key)
+            if found is not None:
+                return found, True
+            if not await self.lock.held(lock_key):
+                token = await self.lock.acquire(lock_key)
+        if token:  # taken: the holder before us may have just finished
+            found = await self._from_store(key)
+            if found is not None:
+                await self.lock.release(lock_key, token)
+                return found, True
+        try:
+            value = await compute()
+            written = await self.put(key, value)
+        except BaseException:
+            if token:
+                await self.lock.release(lock_key, token)
+            raise
+        if token:  # let go once the others can read it from the store
+            release = self.lock.release(lock_key, token)
+            if written is None:
+                await release
+            else:
+                written.add_done_callback(lambda _done: self._later(release))
+        return value, False
+
+    def _later(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._copies.add(task)
+        task.add_done_callback(self._copies.discard)
+
+    async def _from_store(self, key: str) -> T | None:
+        assert self.store is not None
+        data = await self.store.get(self._tier_key(key))
+        found = unpack(data, time.time()) if data is not None else None
+        if found is None:
+            return None
+        expires_at, payload = found
+        try:
+            value = self.codec.decode(payload)
+        except CodecError:
+            return None
+        self.memory.put(key, value, self.codec.weight(value), (expires_at or FOREVER) - time.time())
+        return value
 
     async def _lower(self, key: str) -> tuple[T, float] | None:
         """(value, expiry in epoch seconds) from the disk or Redis tier."""
@@ -167,6 +245,11 @@ class Cache(Generic[T]):
         if found is None and self.shared is not None:
             data = await self.shared.get(tier_key)
             found = unpack(data, time.time()) if data is not None else None
+        from_store = False
+        if found is None and self.store is not None:
+            data = await self.store.get(tier_key)
+            found = unpack(data, time.time()) if data is not None else None
+            from_store = found is not None
         if found is None:
             return None
         expires_at, payload = found
@@ -174,22 +257,32 @@ class Cache(Generic[T]):
             value = self.codec.decode(payload)
         except CodecError:
             return None
+        if from_store and self.disk is not None:  # the next request here stays local; no wait
+            write = anyio.to_thread.run_sync(self.disk.write, tier_key, pack(payload, expires_at))
+            task = asyncio.get_running_loop().create_task(write)
+            self._copies.add(task)
+            task.add_done_callback(self._copies.discard)
         return value, expires_at or FOREVER
 
-    async def put(self, key: str, value: T) -> None:
-        """Keep ``value`` in every tier for ``ttl(value)`` (nothing when that is 0)."""
+    async def put(self, key: str, value: T) -> asyncio.Task[None] | None:
+        """Keep ``value`` in every tier for ``ttl(value)`` (nothing when that is 0); the result
+        store's background write, when one was started."""
         ttl_s = self._ttl(value)
+        written = None
         if ttl_s <= 0:
-            return
+            return None
         self.memory.put(key, value, self.codec.weight(value), ttl_s)
-        if self.disk is not None or self.shared is not None:
+        if self.disk is not None or self.shared is not None or self.store is not None:
             expires_at = time.time() + ttl_s if math.isfinite(ttl_s) else 0.0
             data = pack(self.codec.encode(value), expires_at)
             if self.disk is not None:
                 await anyio.to_thread.run_sync(self.disk.write, self._tier_key(key), data)
+            if self.store is not None:
+                written = self.store.put_later(self._tier_key(key), data)
             if self.shared is not None:
                 await self.shared.set(self._tier_key(key), data, ttl_s)
         self._gauge()
+        return written
 
     async def aclose(self) -> None:
         """Cancel computations still running (app shutdown)."""
@@ -199,6 +292,8 @@ class Cache(Generic[T]):
         for task in tasks:
             with contextlib.suppress(BaseException):
                 await task
+        if self._copies:  # disk copies and lock releases: short, let them finish
+            await asyncio.wait(set(self._copies), timeout=2.0)
         self.memory.clear()
 
     def _tier_key(self, key: str) -> str:

@@ -17,16 +17,20 @@ import argparse
 import os
 import shutil
 import sys
+import tempfile
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
+from urllib.parse import urlsplit
 
+import obstore
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from assetgate.cache import s3_store
 from assetgate.cli.settings_errors import load_settings
 from assetgate.errors import AppError
 from assetgate.imaging import vips
@@ -37,6 +41,7 @@ from assetgate.optimizer.render import Job, Outcome, prepare, render
 from assetgate.optimizer.spec import parse_spec
 from assetgate.optimizer.watermarks import NO_WATERMARKS, Watermarks, parse_watermarks
 from assetgate.settings import Settings
+from assetgate.web.paths import clean_relative
 
 IMAGE_PARAMS: Final = tuple(param for param in PARAMS if param.image)
 EXTENSIONS: Final = {"jpeg": "jpg"}
@@ -54,7 +59,7 @@ def add_parser(sub: Any) -> None:
         "(the same names as the HTTP query, docs/optimizer.md). Exit status 1 when any file "
         "failed; failures are listed with their reason.",
     )
-    cmd.add_argument("src", type=Path, metavar="SRC", help="folder of source images")
+    cmd.add_argument("src", metavar="SRC", help="folder of source images, or s3://bucket[/prefix]")
     cmd.add_argument("dest", type=Path, metavar="DEST", help="folder for the results")
     cmd.add_argument(
         "--srcset",
@@ -129,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
         for variant in variants:
             parse_spec(variant)  # every flag checked before any work
         settings = load_settings({}, {})
-        watermarks = parse_watermarks(settings.watermarks, os.path.realpath(settings.root))
+        watermarks = parse_watermarks(settings.watermarks, os.path.realpath(str(settings.root)))
     except ValueError as exc:  # ASSETGATE_WATERMARKS names files under ASSETGATE_ROOT
         print(f"assetgate: ASSETGATE_WATERMARKS: {exc}", file=sys.stderr)
         return 2
@@ -141,15 +146,69 @@ def run(args: argparse.Namespace) -> int:
     except SystemExit as exc:
         print(exc.code, file=sys.stderr)
         return 2
-    if not args.src.is_dir():
-        print(f"assetgate: SRC: {args.src} is not a directory", file=sys.stderr)
-        return 2
+    with tempfile.TemporaryDirectory(prefix="assetgate-optimize-") as scratch:
+        if args.src.startswith("s3://"):
+            try:
+                src = download(args.src, settings, Path(scratch))
+            except Exception as exc:  # the store's own text may hold the endpoint: type only
+                print(f"assetgate: SRC: cannot list or read {args.src} ({type(exc).__name__})",
+                      file=sys.stderr)  # fmt: skip
+                return 2
+        else:
+            src = Path(args.src)
+        if not src.is_dir():
+            print(f"assetgate: SRC: {args.src} is not a directory", file=sys.stderr)
+            return 2
+        return _optimize(
+            src,
+            args.dest,
+            variants,
+            settings,
+            args.jobs,
+            srcset=bool(widths),
+            watermarks=watermarks,
+        )
+
+
+def download(url: str, settings: Settings, into: Path) -> Path:
+    """The images under ``s3://bucket[/prefix]`` copied into ``into`` (the store's settings and
+    AWS credentials as the server uses them); keys the path rules refuse are left out."""
+    location = urlsplit(url)
+    store = s3_store(
+        location.netloc,
+        location.path.strip("/"),
+        endpoint=settings.s3_endpoint_url,
+        path_style=settings.s3_path_style,
+        connect_timeout_s=settings.origin_connect_timeout_s,
+        timeout_s=settings.origin_read_timeout_s,
+    )
+    for meta in obstore.list(store).collect():
+        key = clean_relative(meta["path"])
+        if key is None or key.rpartition(".")[2].lower() not in IMAGE_EXTENSIONS:
+            continue
+        if meta["size"] > settings.max_source_bytes:
+            continue  # optimize_one would refuse it too; never fetched
+        target = into / key
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(bytes(obstore.get(store, meta["path"]).bytes()))
+    return into
+
+
+def _optimize(
+    src: Path,
+    dest: Path,
+    variants: tuple[Mapping[str, str], ...],
+    settings: Settings,
+    jobs: int,
+    *,
+    srcset: bool,
+    watermarks: Watermarks,
+) -> int:
     tasks = [
-        Task(path, path.relative_to(args.src), variants, srcset=bool(widths))
-        for path in _images(args.src, args.dest)
+        Task(path, path.relative_to(src), variants, srcset=srcset) for path in _images(src, dest)
     ]
     vips.configure(settings)
-    results = _run_all(tasks, args.dest, settings, max(1, args.jobs), watermarks)
+    results = _run_all(tasks, dest, settings, max(1, jobs), watermarks)
     console = Console()
     console.print(summary(results))
     kept = [done for done in results if done.error is None and done.kept]

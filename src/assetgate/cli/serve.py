@@ -42,7 +42,9 @@ def add_parser(sub: Any) -> None:
         description="Run the HTTP service. Every option is also an ASSETGATE_* environment "
         "variable (docs/configuration.md); a bad value stops it with a line naming it.",
     )
-    serve.add_argument("--root", type=Path, help="document root (ASSETGATE_ROOT)")
+    serve.add_argument(
+        "--root", help="document root: a directory, s3://bucket[/prefix] or http(s)://host[/prefix]"
+    )
     serve.add_argument("--host", help="bind address (ASSETGATE_HOST)")
     serve.add_argument("--port", type=int, help="TCP port (ASSETGATE_PORT)")
     serve.add_argument("--workers", type=int, help="worker processes (ASSETGATE_WORKERS)")
@@ -56,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     except SystemExit as exc:
         print(exc.code, file=sys.stderr)
         return 2
-    if not settings.root.is_dir():
+    if isinstance(settings.root, Path) and not settings.root.is_dir():
         named = "--root" if "root" in overrides else "ASSETGATE_ROOT"
         print(f"assetgate: {named}: {settings.root} is not a directory", file=sys.stderr)
         return 2
@@ -119,7 +121,7 @@ def welcome(settings: Settings) -> str:
     host = settings.host if settings.host not in ("0.0.0.0", "::") else "127.0.0.1"
     base = f"http://{host if ':' not in host else f'[{host}]'}:{settings.port}"
     lines = [f"assetgate: serving {settings.root} with {settings.workers} worker(s); open"]
-    if (settings.root / "index.html").is_file():
+    if isinstance(settings.root, Path) and (settings.root / "index.html").is_file():
         lines.append(f"  {base}/index.html       the document root's index page (optimizer)")
     lines += [
         f"  {base}/ui/              pages: what the service offers, links to all of them",

@@ -9,13 +9,17 @@ header limits 413, codecs 501, render) -> headers. CSS and JavaScript files go t
 CSS/JS floor (``minify``). A public URL without any optimizer parameter is a static file. Every
 method is routed here so that anything but GET/HEAD/OPTIONS gets our 405 with ``Allow``
 (``web.http``).
+
+With a bucket, an origin or several mounts (``sources``, docs/sources.md) the path gate is
+``Mounts.locate``, which hands back a local copy of the remote file, and an image variant another
+node rendered is answered from the shared result store before the source is fetched at all.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Hashable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,7 +75,7 @@ class OptimizerState:
     engine: str
     limits: Limits
     cors: Mapping[str, str]
-    real_root: str  # the document root's realpath, resolved once
+    real_root: str | None  # the one directory every path is under (realpath); None: mounts
     read_query: QueryReader
     results: Cache[Outcome] | None  # None: ASSETGATE_RESULT_CACHE_BYTES=0
     signing_keys: tuple[str, ...]
@@ -82,8 +86,8 @@ class OptimizerState:
 @asynccontextmanager
 async def lifespan(res: Resources) -> AsyncIterator[OptimizerState]:
     settings = res.settings
-    real_root = os.path.realpath(settings.root)
-    watermarks = parse_watermarks(settings.watermarks, real_root)
+    # Watermark images are local files under a directory root (docs/optimizer.md "Watermarks").
+    watermarks = parse_watermarks(settings.watermarks, os.path.realpath(str(settings.root)))
     cache = None
     if res.results is not None:
         cache = res.cache(
@@ -92,6 +96,7 @@ async def lifespan(res: Resources) -> AsyncIterator[OptimizerState]:
             memory_bytes=settings.result_cache_memory_bytes,
             ttl=results.keep_for,
             on_disk=True,
+            stored=True,
         )
     try:
         yield OptimizerState(
@@ -106,7 +111,7 @@ async def lifespan(res: Resources) -> AsyncIterator[OptimizerState]:
                 "Access-Control-Allow-Origin": settings.cors_origin,
                 "Access-Control-Expose-Headers": EXPOSED,
             },
-            real_root=real_root,
+            real_root=res.mounts.single_root,
             read_query=query_reader(
                 presets=load_presets(settings.presets), widths=tuple(settings.allowed_widths)
             ),
@@ -144,7 +149,14 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
     if state.signing_keys:
         _check_signature(request, name, state.signing_keys, static_when_plain)
     query = state.read_query(request.scope["query_string"], static_when_plain)
-    found = locate(state.real_root, name, reserved=RESERVED)
+    if state.real_root is None and query.image is not None and state.results is not None:
+        shared = await _shared_answer(request, res, state, name, query.cache_key, query.image)
+        if shared is not None:  # rendered by another node: no source fetched, no render
+            return shared
+    if state.real_root is not None:
+        found = locate(state.real_root, name, reserved=RESERVED)
+    else:  # a bucket, an origin or several mounts (sources.mounts): the same path rules
+        found = await res.mounts.locate(name, reserved=RESERVED)
     if found is None:
         raise AppError.not_found()
     path, info = found.real, found.stat
@@ -182,11 +194,15 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
         )
         bucket = negotiation.bucket(spec.format)
     source = await res.sources.identify(path, info)
+    if state.real_root is None:
+        res.mounts.note(found, source)  # a remote copy's fingerprint, for the other nodes
     variant = (query.cache_key, bucket)
 
     def validators(source: Source) -> Prepared:
         etag = make_etag(state.engine, source.fingerprint, *variant)
-        headers = _image_headers(etag, source, spec, res.settings.cache_control, state)
+        headers = _image_headers(
+            etag, source.last_modified, spec, res.settings.cache_control, state
+        )
         return Prepared.build(etag, source.mtime, headers)
 
     prepared = source.prepare(variant, validators)
@@ -232,9 +248,40 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
     if outcome.body is None:  # a pass-through is the file itself: no cache state (§2.3)
         return _passthrough(found.path, info, outcome, dict(prepared.headers))
     if cache_state != "BYPASS":  # the next request for this variant is a header-block copy
-        source.keep(variant, prepared.with_ok(_rendered_headers(info, outcome, "HIT")))
-    headers = {**prepared.headers, **_rendered_headers(info, outcome, cache_state)}
+        source.keep(variant, prepared.with_ok(_rendered_headers(info.st_size, outcome, "HIT")))
+    headers = {**prepared.headers, **_rendered_headers(info.st_size, outcome, cache_state)}
     return Response(body_for(request, outcome.body), headers=headers)
+
+
+async def _shared_answer(
+    request: Request,
+    res: Resources,
+    state: OptimizerState,
+    name: str,
+    cache_key: Hashable,
+    spec: ImageSpec,
+) -> Response | None:
+    """A variant another node rendered, answered from the result store by the fingerprint it
+    shared (``sources.mounts``), before this node fetches the source; None: the long way."""
+    assert state.results is not None
+    if is_asset(name):
+        return None
+    version = await res.mounts.version(name, reserved=RESERVED)
+    if version is None or version.size > res.settings.max_source_bytes:
+        return None
+    negotiation = Negotiation.from_accept(
+        request.headers.get("accept"), state.limits.decode.disabled
+    )
+    etag = make_etag(state.engine, version.fingerprint, cache_key, negotiation.bucket(spec.format))
+    headers = _image_headers(etag, version.last_modified, spec, res.settings.cache_control, state)
+    prepared = Prepared.build(etag, version.mtime, headers)
+    if prepared.matches(request):
+        return BlockResponse(304, prepared.not_modified)
+    outcome = await state.results.find(etag)
+    if outcome is None or outcome.body is None:
+        return None
+    rendered = _rendered_headers(version.size, outcome, "HIT")
+    return Response(body_for(request, outcome.body), headers={**headers, **rendered})
 
 
 def _held_body(cache: Cache[Outcome] | None, source: Source, prepared: Prepared) -> bytes | None:
@@ -260,12 +307,12 @@ def _check_signature(
 
 
 def _image_headers(
-    etag: str, source: Source, spec: ImageSpec, cache_control: str, state: OptimizerState
+    etag: str, last_modified: str, spec: ImageSpec, cache_control: str, state: OptimizerState
 ) -> dict[str, str]:
     headers = {
         **state.cors,
         "ETag": etag,
-        "Last-Modified": source.last_modified,
+        "Last-Modified": last_modified,
         "Cache-Control": cache_control,
         "X-Content-Type-Options": "nosniff",
     }
@@ -285,7 +332,7 @@ def _passthrough(
     )
 
 
-def _rendered_headers(info: os.stat_result, outcome: Outcome, cache_state: str) -> dict[str, str]:
+def _rendered_headers(source_size: int, outcome: Outcome, cache_state: str) -> dict[str, str]:
     """What a rendering adds to the variant's shared headers."""
     assert outcome.body is not None
     size = len(outcome.body)
@@ -298,7 +345,7 @@ def _rendered_headers(info: os.stat_result, outcome: Outcome, cache_state: str) 
     headers = {
         "X-Output-Format": outcome.output,
         "X-Optimizer-Cache": cache_state,
-        **savings_headers(info.st_size, size),
+        **savings_headers(source_size, size),
         "Content-Length": str(size),
         "Content-Type": MEDIA_TYPES[outcome.output],
     }

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final
 
 import anyio.to_thread
@@ -100,6 +101,8 @@ async def files(request: Request) -> Response:
     text = read_str(query, "q", max_len=QUERY_MAX) or ""
     limit = read_int(query, "limit", low=1, high=LISTING_MAX, default=LISTING_DEFAULT)
     assert limit is not None
+    if not isinstance(settings.root, Path):  # a bucket or an origin is not listed
+        raise AppError.not_found("file listing covers a directory root only")
     listing = await anyio.to_thread.run_sync(list_files, settings.root, text, limit)
     body = {"files": listing.files, "truncated": listing.truncated}
     response = JSONResponse(body, headers={"Cache-Control": "no-store"})

@@ -51,6 +51,11 @@ def fingerprint_bytes(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=_DIGEST_BYTES).hexdigest()
 
 
+def new_fingerprint() -> hashlib.blake2b:
+    """The hash a fingerprint is made with, for content hashed while it is written."""
+    return hashlib.blake2b(digest_size=_DIGEST_BYTES)
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Source:
     """One version of a file. ``blocks`` holds the prepared answers derived from it, per variant
@@ -127,6 +132,26 @@ class Sources:
         source = self._entries.get(key)
         if source is not None:
             self._entries.move_to_end(key)
+        return source
+
+    def adopt(self, info: os.stat_result, fingerprint: str) -> Source:
+        """The version ``info`` describes, whose content was hashed while it was written: a
+        remote source's copy (``sources.cache``), written once to a new file and renamed into
+        place, so no second write can share its stat identity and it needs no reading again."""
+        key = stat_key(info)
+        source = self._entries.get(key)
+        if source is None:
+            source = Source(
+                key=key,
+                size=info.st_size,
+                mtime=info.st_mtime,
+                fingerprint=fingerprint,
+                last_modified=http_date(info.st_mtime),
+                body=None,
+            )
+            self._entries[key] = source
+            while len(self._entries) > self.max_files:
+                self._drop_oldest()
         return source
 
     async def identify(self, path: str | Path, info: os.stat_result) -> Source:

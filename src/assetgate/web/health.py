@@ -72,13 +72,25 @@ def storage_check(probe: Callable[[], Awaitable[bool]]) -> Check:
     return check
 
 
-async def readiness(checks: Mapping[str, Check]) -> tuple[int, dict[str, object]]:
-    """(200 or 503, body): every check runs at once; the body says which failed."""
-    names = list(checks)
-    results = await asyncio.gather(*(checks[name]() for name in names))
+async def readiness(
+    checks: Mapping[str, Check], degrading: Mapping[str, Check] | None = None
+) -> tuple[int, dict[str, object]]:
+    """(200 or 503, body): every check runs at once; the body says which failed.
+
+    ``degrading`` checks (remote sources, the shared result store) are reported beside the others
+    but do not make the node unready: it still answers from its source cache and renders
+    locally, and taking every node out of rotation because a shared store is down would turn a
+    slower service into none. Their failures are listed under ``degraded``."""
+    degrading = degrading or {}
+    names = [*checks, *degrading]
+    every = {**checks, **degrading}
+    results = await asyncio.gather(*(every[name]() for name in names))
     outcome = dict(zip(names, results, strict=True))
-    failed = [name for name, result in outcome.items() if result != OK]
+    failed = [name for name in checks if outcome[name] != OK]
+    degraded = [name for name in degrading if outcome[name] != OK]
     body: dict[str, object] = {"status": "unready" if failed else "ready", "checks": outcome}
     if failed:
         body["failed"] = failed
+    if degraded:
+        body["degraded"] = degraded
     return (503 if failed else 200), body

@@ -20,6 +20,8 @@ on the part, no symlink on the path (a retargeted link must be re-checked by the
 from __future__ import annotations
 
 import logging
+import math
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -58,6 +60,7 @@ class Replay:
     version: StatKey
     variant: Hashable
     body: BodyOf
+    fresh_until: float  # a remote source's copy is asked about again after this (monotonic)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +129,9 @@ class HotLane:
         asked = _asked(scope)
         if asked is None:
             return
-        self._replays[asked.key] = Replay(found.real, found.depth, source.key, variant, body)
+        self._replays[asked.key] = Replay(
+            found.real, found.depth, source.key, variant, body, found.fresh_until
+        )
         self._replays.move_to_end(asked.key)
         while len(self._replays) > self.entries:
             self._replays.popitem(last=False)
@@ -147,6 +152,8 @@ class HotLane:
             return None
         info = still_direct(replay.path, replay.depth)
         version = None if info is None else stat_key(info)
+        if replay.fresh_until != math.inf and time.monotonic() >= replay.fresh_until:
+            version = None  # a remote copy due for revalidation: the route asks its source
         source = self.sources.peek(replay.version) if version == replay.version else None
         prepared = None if source is None else source.blocks.get(replay.variant)
         if source is None or prepared is None:

@@ -43,6 +43,11 @@ class Metrics:
     cache_bytes: Gauge  # cache, tier: bytes held
     upstream_errors: Counter  # upstream
     hot_lane_answers: Counter  # repeat requests answered before routing (web.hotlane)
+    source_fetch_seconds: Histogram  # source, kind: one fetch from a bucket or an origin
+    source_fetch_bytes: Counter  # source, kind
+    source_fetch_errors: Counter  # source, kind, status (404, 413, 502, 504)
+    source_cache: Counter  # source, result (hit | miss | revalidated | stale)
+    result_store: Counter  # result (hit | miss | error | skipped)
 
     @classmethod
     def build(cls) -> Metrics:
@@ -102,6 +107,37 @@ class Metrics:
             hot_lane_answers=Counter(
                 "assetgate_hot_lane_answers",
                 "Repeat requests answered before routing, from a route's prepared answer.",
+                registry=registry,
+            ),
+            source_fetch_seconds=Histogram(
+                "assetgate_source_fetch_duration_seconds",
+                "Time to fetch one object from a remote source (bucket or origin).",
+                ["source", "kind"],
+                buckets=LATENCY_BUCKETS_S,
+                registry=registry,
+            ),
+            source_fetch_bytes=Counter(
+                "assetgate_source_fetch_bytes",
+                "Bytes fetched from remote sources.",
+                ["source", "kind"],
+                registry=registry,
+            ),
+            source_fetch_errors=Counter(
+                "assetgate_source_fetch_errors",
+                "Failed fetches from remote sources, by the status answered.",
+                ["source", "kind", "status"],
+                registry=registry,
+            ),
+            source_cache=Counter(
+                "assetgate_source_cache_requests",
+                "Source-cache lookups: hit, miss (fetched), revalidated (304), stale (source down)",
+                ["source", "result"],
+                registry=registry,
+            ),
+            result_store=Counter(
+                "assetgate_result_store_requests",
+                "Shared result-store reads: hit, miss, error, skipped (store marked down).",
+                ["result"],
                 registry=registry,
             ),
         )

@@ -9,6 +9,7 @@ a regular file is handed back, so no caller stats the file again.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import stat
@@ -53,6 +54,9 @@ class Located:
     stat: os.stat_result  # of that regular file, taken by the gate
     direct: bool = True  # no symlink on the way: ``real`` is the path the URL named
     depth: int = 0  # directories between the root and the file (a replay re-checks each)
+    # monotonic time until which the file may be answered without asking its source again (a
+    # remote source's local copy: sources.cache); a directory's file is always current
+    fresh_until: float = math.inf
 
     @property
     def path(self) -> Path:

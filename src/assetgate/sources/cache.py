@@ -1,0 +1,275 @@
+"""The source cache: remote objects as files on this machine's disk, revalidated after a TTL.
+
+A remote source's object is fetched once into ``ASSETGATE_SOURCE_CACHE_DIR`` and from there it is
+an ordinary file: the path gate's rules were applied before, and the render, the content
+fingerprint (the ETag's source part), ``sendfile`` and the hot lane work on it unchanged. After
+``ASSETGATE_SOURCE_TTL_S`` the next request asks the source with its ETag / Last-Modified (a
+conditional GET): "not modified" only restarts the clock; a new object is written to a new file
+and renamed over the old one, so it has a new stat identity and is fingerprinted again (a
+same-size rewrite gets a new ETag). Concurrent misses of one object share one fetch.
+
+When the source fails (5xx, refused, timeout) and a copy is held, the copy is served (stale) and
+asked about again after ``RETRY_S``; a 404 drops the copy. ``ASSETGATE_SOURCE_CACHE_BYTES`` bounds
+what this process keeps (least recently used goes first). A small ``.meta`` file beside each copy
+holds its validators, so a restarted node revalidates instead of fetching again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import re
+import time
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from typing import BinaryIO, Final
+
+import anyio.to_thread
+
+from assetgate.errors import AppError
+from assetgate.sources.remote import Remote, Validators
+from assetgate.web.files import new_fingerprint
+from assetgate.web.metrics import Metrics
+from assetgate.web.paths import Located
+
+log = logging.getLogger("assetgate.sources")
+
+_SUFFIX: Final = re.compile(r"[a-z0-9]{1,8}")
+RETRY_S: Final = 5.0  # a failing source is asked again after this long while a copy is served
+INLINE_BYTES: Final = 256 * 1024  # smaller chunks are hashed and written on the event loop
+
+
+@dataclass(slots=True)
+class Entry:
+    path: str
+    validators: Validators
+    size: int
+    checked: float  # monotonic time of the last answer from the source; -inf: never (restart)
+    indexed: float = -float("inf")  # ``checked`` when its fingerprint was last shared (mounts)
+    fingerprint: str | None = None  # hashed while written (None: a copy a previous run left)
+
+
+class _HashingFile:
+    """Writes a copy and hashes it on the way (on a worker thread for large chunks, while the
+    next chunk arrives), so the copy is never read again to be fingerprinted."""
+
+    def __init__(self, handle: BinaryIO) -> None:
+        self.handle = handle
+        self.digest = new_fingerprint()
+
+    def _take(self, chunk: bytes | memoryview) -> None:
+        self.digest.update(chunk)
+        self.handle.write(chunk)
+
+    async def write(self, chunk: bytes | memoryview) -> None:
+        if len(chunk) < INLINE_BYTES:
+            self._take(chunk)
+        else:
+            await anyio.to_thread.run_sync(self._take, chunk)
+
+
+class SourceCache:
+    def __init__(
+        self, root: Path, budget_bytes: int, ttl_s: float, metrics: Metrics | None = None
+    ) -> None:
+        self.root = root
+        self.budget_bytes = budget_bytes
+        self.ttl_s = ttl_s
+        self.metrics = metrics
+        self.used_bytes = 0
+        self._entries: OrderedDict[str, Entry] = OrderedDict()
+        self._flights: dict[str, asyncio.Task[Located]] = {}
+        self._stale_logged: set[str] = set()
+        self._by_path: dict[str, str] = {}
+
+    def ident(self, remote: Remote, key: str) -> str:
+        """The copy's file name: a hash of source and key, with the key's extension kept (media
+        types and the CSS/JS floor go by the file's name)."""
+        digest = hashlib.blake2b(f"{remote.ident}\0{key}".encode(), digest_size=20).hexdigest()
+        suffix = key.rpartition("/")[2].rpartition(".")[2].lower() if "." in key else ""
+        return f"{digest}.{suffix}" if _SUFFIX.fullmatch(suffix) else digest
+
+    def fresh(self, ident: str) -> bool:
+        """Whether a copy is held that needs no word from its source yet."""
+        entry = self._entries.get(ident)
+        return entry is not None and time.monotonic() < entry.checked + self.ttl_s
+
+    def entry_at(self, path: str) -> tuple[str, Entry] | None:
+        """The copy stored at ``path`` (a ``Located.real`` this cache handed out)."""
+        ident = self._by_path.get(path)
+        entry = None if ident is None else self._entries.get(ident)
+        return None if ident is None or entry is None else (ident, entry)
+
+    async def locate(self, remote: Remote, key: str, max_bytes: int) -> Located:
+        """The local copy of ``key`` from ``remote``, fetched or revalidated when due."""
+        ident = self.ident(remote, key)
+        entry = self._entries.get(ident)
+        if entry is not None and time.monotonic() < entry.checked + self.ttl_s:
+            try:
+                info = os.stat(entry.path)
+            except OSError:
+                self._forget(ident)
+            else:
+                self._entries.move_to_end(ident)
+                self._count(remote, "hit")
+                return Located(entry.path, info, fresh_until=entry.checked + self.ttl_s)
+        flight = self._flights.get(ident)
+        if flight is None:
+            flight = asyncio.get_running_loop().create_task(
+                self._refresh(remote, key, ident, max_bytes)
+            )
+            self._flights[ident] = flight
+            flight.add_done_callback(lambda _done: self._flights.pop(ident, None))
+        return await asyncio.shield(flight)
+
+    async def _refresh(self, remote: Remote, key: str, ident: str, max_bytes: int) -> Located:
+        entry = self._entries.get(ident) or await asyncio.to_thread(self._recall, ident)
+        final = self._path(ident)
+        tmp = self.root / "tmp" / f"{uuid.uuid4().hex}.part"
+        tmp.parent.mkdir(parents=True, exist_ok=True)
+        started = time.perf_counter()
+        try:
+            with tmp.open("wb") as handle:
+                sink = _HashingFile(handle)
+                got = await remote.fetch(key, entry.validators if entry else None, sink, max_bytes)
+        except AppError as exc:
+            tmp.unlink(missing_ok=True)
+            self._fetched(remote, started, 0, error=str(exc.status))
+            if exc.status == 404:
+                self._forget(ident)
+            elif exc.status in (502, 504) and entry is not None:
+                return self._stale(remote, ident, entry)
+            raise
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        now = time.monotonic()
+        self._stale_logged.discard(remote.name)
+        if got is None and entry is not None:  # not modified: the copy is current
+            tmp.unlink(missing_ok=True)
+            self._fetched(remote, started, 0, result="revalidated")
+            entry.checked = now
+            return self._held(ident, entry)
+        assert got is not None
+        size = tmp.stat().st_size
+        _date_from(tmp, got.last_modified)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(tmp, final)
+        self._write_meta(final, got)
+        self._fetched(remote, started, size, result="miss")
+        old = self._entries.pop(ident, None)
+        if old is not None:
+            self.used_bytes -= old.size
+        entry = Entry(str(final), got, size, now, fingerprint=sink.digest.hexdigest())
+        self._entries[ident] = entry
+        self._by_path[entry.path] = ident
+        self.used_bytes += size
+        self._evict(keep=ident)
+        return self._held(ident, entry)
+
+    def _held(self, ident: str, entry: Entry) -> Located:
+        self._entries.move_to_end(ident)
+        try:
+            info = os.stat(entry.path)
+        except OSError:
+            self._forget(ident)
+            raise AppError.not_found() from None
+        return Located(entry.path, info, fresh_until=entry.checked + self.ttl_s)
+
+    def _stale(self, remote: Remote, ident: str, entry: Entry) -> Located:
+        """The source failed: serve the copy, ask again after ``RETRY_S``."""
+        if remote.name not in self._stale_logged:
+            self._stale_logged.add(remote.name)
+            log.warning("source %s failing; serving the copies held here", remote.name)
+        entry.checked = time.monotonic() - self.ttl_s + min(RETRY_S, self.ttl_s)
+        self._entries[ident] = entry
+        self._count(remote, "stale")
+        return self._held(ident, entry)
+
+    def _path(self, ident: str) -> Path:
+        return self.root / ident[:2] / ident
+
+    def _recall(self, ident: str) -> Entry | None:
+        """A copy a previous run left, with its validators: revalidated, not fetched again."""
+        path = self._path(ident)
+        try:
+            meta = json.loads(path.with_suffix(".meta").read_text())
+            size = path.stat().st_size
+        except (OSError, ValueError):
+            return None
+        if not isinstance(meta, dict):
+            return None
+        validators = Validators(meta.get("etag"), meta.get("last_modified"))
+        self.used_bytes += size
+        entry = Entry(str(path), validators, size, -float("inf"))
+        self._entries[ident] = entry
+        self._by_path[entry.path] = ident
+        return entry
+
+    def _write_meta(self, final: Path, got: Validators) -> None:
+        meta = {"etag": got.etag, "last_modified": got.last_modified}
+        tmp = final.with_suffix(f".{uuid.uuid4().hex}.tmp")
+        with contextlib.suppress(OSError):
+            tmp.write_text(json.dumps(meta))
+            os.replace(tmp, final.with_suffix(".meta"))
+
+    def _forget(self, ident: str) -> None:
+        entry = self._entries.pop(ident, None)
+        if entry is not None:
+            self.used_bytes -= entry.size
+            self._by_path.pop(entry.path, None)
+        path = self._path(ident)
+        for stale in (path, path.with_suffix(".meta")):
+            with contextlib.suppress(OSError):
+                stale.unlink()
+
+    def _evict(self, keep: str) -> None:
+        while self.used_bytes > self.budget_bytes and len(self._entries) > 1:
+            oldest = next(iter(self._entries))
+            if oldest == keep:
+                self._entries.move_to_end(keep)
+                continue
+            self._forget(oldest)
+
+    def _count(self, remote: Remote, result: str) -> None:
+        if self.metrics is not None:
+            self.metrics.source_cache.labels(source=remote.name, result=result).inc()
+
+    def _fetched(
+        self,
+        remote: Remote,
+        started: float,
+        size: int,
+        *,
+        result: str | None = None,
+        error: str | None = None,
+    ) -> None:
+        metrics = self.metrics
+        if metrics is None:
+            return
+        labels = {"source": remote.name, "kind": remote.kind}
+        metrics.source_fetch_seconds.labels(**labels).observe(time.perf_counter() - started)
+        if size:
+            metrics.source_fetch_bytes.labels(**labels).inc(size)
+        if error is not None:
+            metrics.source_fetch_errors.labels(**labels, status=error).inc()
+        if result is not None:
+            self._count(remote, result)
+
+
+def _date_from(path: Path, last_modified: str | None) -> None:
+    """The copy's mtime is the object's Last-Modified: every node sends the same one."""
+    if not last_modified:
+        return
+    try:
+        stamp = parsedate_to_datetime(last_modified).timestamp()
+        os.utime(path, (stamp, stamp))
+    except (TypeError, ValueError, OverflowError, OSError):
+        return

@@ -1,0 +1,244 @@
+"""``Mounts``: from an untrusted URL path to a local file, whichever source holds it.
+
+With a result store, the mounts also share what each node learnt about a remote object: the
+content fingerprint of its current version (``version`` / ``note``). A node that has no copy of
+the object can then name the variant's ETag, the result store's key, without fetching the source:
+node B answers what node A rendered in two small store reads (a Redis read and one store read
+when ``ASSETGATE_REDIS_URL`` is set: the entry is kept there too, for the TTL). An index entry is
+trusted for ``ASSETGATE_SOURCE_TTL_S`` after the node that wrote it last heard from the source,
+the same staleness every node's own copy is allowed (``0``: never trusted).
+
+The path gate's lexical rules (``web.paths.clean_relative``: no ``..``, no absolute path, no
+hidden name, the reserved ``cache/``) run first, for every source alike and before anything is
+contacted; then the longest mount prefix picks the source. A directory is walked by
+``web.paths.locate`` as before; a bucket or an origin goes through the source cache, which hands
+back its local copy. Either way the caller gets a ``Located``: one regular file and its stat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Final
+
+from assetgate.cache import SharedTier
+from assetgate.cache.objects import ObjectTier, s3_store
+from assetgate.errors import AppError
+from assetgate.settings import Settings
+from assetgate.sources.cache import SourceCache
+from assetgate.sources.locations import Bucket, Directory, Mount, Origin, parse_mounts, split
+from assetgate.sources.origin import OriginSource
+from assetgate.sources.remote import Remote
+from assetgate.sources.s3 import BucketSource
+from assetgate.web.caching import http_date
+from assetgate.web.files import SMALL_FILE_BYTES, Source, Sources
+from assetgate.web.metrics import Metrics
+from assetgate.web.paths import Located, clean_relative, locate
+
+OK: Final = "ok"
+INDEX_PREFIX: Final = "sources/"
+_FINGERPRINT = re.compile(r"[0-9a-f]{32}")
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """What the ETag and headers of a remote object's variants need, without its bytes."""
+
+    fingerprint: str
+    size: int
+    mtime: float
+
+    @property
+    def last_modified(self) -> str:
+        return http_date(self.mtime)
+
+
+Check = Callable[[], Awaitable[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Backend:
+    mount: Mount
+    real_root: str | None  # a directory's realpath; None for a remote source
+    remote: Remote | None
+
+
+class Mounts:
+    def __init__(
+        self,
+        backends: tuple[Backend, ...],
+        cache: SourceCache,
+        max_bytes: int,
+        index: ObjectTier | None = None,
+        fast_index: SharedTier | None = None,
+        sources: Sources | None = None,
+    ) -> None:
+        self.backends = backends
+        self.sources = sources  # told the fingerprints hashed while copies were written
+        self.index = index
+        self.fast_index = fast_index if index is not None else None  # Redis, when configured
+        self._writes: set[asyncio.Task[None]] = set()
+        self.cache = cache
+        self.max_bytes = max_bytes
+        only = backends[0] if len(backends) == 1 else None
+        # One directory for everything: the route keeps its direct, synchronous walk.
+        self.single_root = only.real_root if only is not None and not only.mount.prefix else None
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Settings,
+        metrics: Metrics | None = None,
+        index: ObjectTier | None = None,
+        fast_index: SharedTier | None = None,
+        sources: Sources | None = None,
+    ) -> Mounts:
+        mounts = parse_mounts(settings.root, settings.sources)
+        backends = tuple(_backend(mount, settings) for mount in mounts)
+        cache = SourceCache(
+            settings.source_cache_dir,
+            settings.source_cache_bytes,
+            settings.source_ttl_s,
+            metrics,
+        )
+        return cls(backends, cache, settings.max_source_bytes, index, fast_index, sources)
+
+    @property
+    def remote(self) -> bool:
+        return any(backend.remote is not None for backend in self.backends)
+
+    def _pick(self, untrusted: str, reserved: tuple[str, ...]) -> tuple[Backend, str] | None:
+        cleaned = clean_relative(untrusted, reserved=reserved)
+        if cleaned is None:
+            return None
+        found = split(tuple(backend.mount for backend in self.backends), cleaned)
+        if found is None:
+            return None
+        mount, rest = found
+        return next(backend for backend in self.backends if backend.mount is mount), rest
+
+    async def version(self, untrusted: str, *, reserved: tuple[str, ...]) -> Version | None:
+        """The shared fingerprint of a remote object this node holds no current copy of, or
+        None (a directory, no result store, a current copy here, no recent index entry)."""
+        picked = self._pick(untrusted, reserved) if self.index is not None else None
+        if picked is None or picked[0].remote is None:
+            return None
+        ident = self.cache.ident(picked[0].remote, picked[1])
+        if self.cache.fresh(ident):
+            return None  # the copy here answers as fast, and knows better
+        assert self.index is not None
+        data = None
+        if self.fast_index is not None:
+            data = await self.fast_index.get(INDEX_PREFIX + ident)
+        if data is None:
+            data = await self.index.get(INDEX_PREFIX + ident, counted=False)
+        return None if data is None else self._trusted(data)
+
+    def _trusted(self, data: bytes) -> Version | None:
+        try:
+            entry = json.loads(data)
+            fingerprint, size = str(entry["fingerprint"]), int(entry["size"])
+            mtime, checked = float(entry["mtime"]), float(entry["checked"])
+        except (ValueError, KeyError, TypeError):
+            return None
+        if not _FINGERPRINT.fullmatch(fingerprint) or time.time() - checked >= self.cache.ttl_s:
+            return None
+        return Version(fingerprint, size, mtime)
+
+    def note(self, found: Located, source: Source) -> None:
+        """After the route fingerprinted a remote copy: share it (once per answer from the
+        source, in the background)."""
+        held = self.cache.entry_at(found.real) if self.index is not None else None
+        if held is None:
+            return
+        ident, entry = held
+        if entry.indexed >= entry.checked or source.size != entry.size:
+            return
+        entry.indexed = entry.checked
+        checked = time.time() - (time.monotonic() - entry.checked)
+        record = {
+            "fingerprint": source.fingerprint,
+            "size": source.size,
+            "mtime": source.mtime,
+            "checked": checked,
+        }
+        assert self.index is not None
+        data = json.dumps(record).encode()
+        self.index.put_later(INDEX_PREFIX + ident, data)
+        if self.fast_index is not None and self.cache.ttl_s > 0:
+            put = self.fast_index.set(INDEX_PREFIX + ident, data, self.cache.ttl_s)
+            task = asyncio.get_running_loop().create_task(put)
+            self._writes.add(task)
+            task.add_done_callback(self._writes.discard)
+
+    async def locate(self, untrusted: str, *, reserved: tuple[str, ...]) -> Located | None:
+        """The file ``untrusted`` names, or None (404) for an unsafe or missing path.
+
+        A remote source's failure is its ``AppError`` (413, 502, 504), naming the mount."""
+        picked = self._pick(untrusted, reserved)
+        if picked is None:
+            return None
+        backend, rest = picked
+        if backend.real_root is not None:
+            return locate(backend.real_root, rest)
+        assert backend.remote is not None
+        try:
+            found = await self.cache.locate(backend.remote, rest, self.max_bytes)
+        except AppError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        if self.sources is not None and found.stat.st_size > SMALL_FILE_BYTES:
+            held = self.cache.entry_at(found.real)
+            if held is not None and held[1].fingerprint is not None:
+                self.sources.adopt(found.stat, held[1].fingerprint)  # no second read to hash
+        return found
+
+    def checks(self) -> dict[str, Check]:
+        """``/readyz``'s view of each remote source, by its name."""
+        return {
+            f"source {backend.mount.name}": backend.remote.check
+            for backend in self.backends
+            if backend.remote is not None
+        }
+
+    async def aclose(self) -> None:
+        if self._writes:  # fingerprints on their way to Redis: bounded by its op timeout
+            await asyncio.wait(set(self._writes), timeout=2.0)
+        for backend in self.backends:
+            if backend.remote is not None:
+                await backend.remote.aclose()
+
+
+def _backend(mount: Mount, settings: Settings) -> Backend:
+    location = mount.location
+    if isinstance(location, Directory):
+        return Backend(mount, os.path.realpath(location.path), None)
+    remote: Remote
+    if isinstance(location, Bucket):
+        store = s3_store(
+            location.bucket,
+            location.prefix,
+            endpoint=settings.s3_endpoint_url,
+            path_style=settings.s3_path_style,
+            connect_timeout_s=settings.origin_connect_timeout_s,
+            timeout_s=settings.origin_read_timeout_s,
+        )
+        remote = BucketSource(
+            mount.name, store, location.ident, read_timeout_s=settings.origin_read_timeout_s
+        )
+    else:
+        assert isinstance(location, Origin)
+        remote = OriginSource(
+            mount.name,
+            location,
+            allow_private=settings.origin_allow_private,
+            connect_timeout_s=settings.origin_connect_timeout_s,
+            read_timeout_s=settings.origin_read_timeout_s,
+        )
+    return Backend(mount, None, remote)

@@ -1,0 +1,52 @@
+"""What a remote source (a bucket, an origin) offers the source cache: one conditional fetch.
+
+``fetch`` streams one object into a file the caller opened, stops at ``max_bytes`` (413 without
+reading the rest) and answers the object's validators, or ``None`` when the caller's copy is
+still current (a 304 / ``NotModified``). Every failure is an ``AppError`` that names the source by
+its configured name (the mount, ``/products/``) and nothing else: never a host, address, bucket
+key, signature or credential. Statuses: the object is missing -> 404, too large -> 413, the
+source refused or failed -> 502, it did not answer in time -> 504.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from assetgate.errors import AppError
+
+
+@dataclass(frozen=True, slots=True)
+class Validators:
+    etag: str | None
+    last_modified: str | None  # an HTTP-date
+
+
+class Sink(Protocol):
+    async def write(self, chunk: bytes | memoryview) -> None: ...
+
+
+class Remote(Protocol):
+    name: str  # the mount's name: "/" or "/products/"
+    kind: str  # "s3" or "http": the metrics label beside the name
+    ident: str  # what the source cache keys files by (never shown)
+
+    async def fetch(
+        self, key: str, known: Validators | None, sink: Sink, max_bytes: int
+    ) -> Validators | None: ...
+
+    async def check(self) -> str: ...
+
+    async def aclose(self) -> None: ...
+
+
+def too_large(max_bytes: int) -> AppError:
+    return AppError.too_large(f"source file is over the limit of {max_bytes} bytes")
+
+
+def failed(name: str, why: str) -> AppError:
+    return AppError.upstream(f"source {name}: {why}", 502)
+
+
+def timed_out(name: str, seconds: float) -> AppError:
+    return AppError.upstream(f"source {name}: no answer within {seconds:g} s", 504)

@@ -1,0 +1,95 @@
+"""An S3-compatible bucket as a source: ``/<path>`` is the object ``<prefix>/<path>``.
+
+The store client is ``cache.objects.s3_store`` (obstore; why: docs/sources.md). Its errors carry
+the endpoint and the signed request in their text, so none of it reaches a client or a log line:
+an error is mapped by its type to the JSON error that names the source by its mount.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from email.utils import format_datetime, parsedate_to_datetime
+from typing import Final
+
+import anyio
+import obstore
+from obstore.exceptions import NotModifiedError, PermissionDeniedError, UnauthenticatedError
+from obstore.store import S3Store
+
+from assetgate.errors import AppError
+from assetgate.sources.remote import Sink, Validators, failed, timed_out, too_large
+
+log = logging.getLogger("assetgate.sources")
+
+CHUNK_BYTES: Final = 4 * 1024 * 1024  # one Python step per 4 MB: the body stays in Rust
+OK: Final = "ok"
+
+
+class BucketSource:
+    kind = "s3"
+
+    def __init__(self, name: str, store: S3Store, ident: str, *, read_timeout_s: float) -> None:
+        self.name = name
+        self.store = store
+        self.ident = ident
+        self.read_timeout_s = read_timeout_s
+
+    async def aclose(self) -> None:
+        return None
+
+    async def fetch(
+        self, key: str, known: Validators | None, sink: Sink, max_bytes: int
+    ) -> Validators | None:
+        options: dict[str, object] = {}
+        if known is not None and known.etag:
+            options["if_none_match"] = known.etag
+        elif known is not None and known.last_modified:
+            options["if_modified_since"] = parsedate_to_datetime(known.last_modified)
+        try:
+            with anyio.fail_after(self.read_timeout_s):
+                found = await obstore.get_async(self.store, key, options=options)  # type: ignore[arg-type]
+                meta = found.meta
+                if meta["size"] > max_bytes:
+                    raise too_large(max_bytes)
+                total = 0
+                async for chunk in found.stream(CHUNK_BYTES):
+                    total += len(chunk)
+                    if total > max_bytes:
+                        raise too_large(max_bytes)
+                    await sink.write(chunk)
+        except AppError:
+            raise
+        except NotModifiedError:
+            return None
+        except FileNotFoundError:
+            raise AppError.not_found() from None
+        except TimeoutError:
+            raise timed_out(self.name, self.read_timeout_s) from None
+        except (PermissionDeniedError, UnauthenticatedError):
+            raise failed(self.name, "the store refused the credentials") from None
+        except Exception as exc:
+            raise _unavailable(self.name, exc, self.read_timeout_s) from None
+        modified: datetime = meta["last_modified"]
+        return Validators(meta.get("e_tag"), format_datetime(modified, usegmt=True))
+
+    async def check(self) -> str:
+        try:
+            with anyio.fail_after(2.0):
+                await obstore.head_async(self.store, ".assetgate-readyz")
+        except FileNotFoundError:
+            return OK  # the store answered, signed requests are accepted
+        except (PermissionDeniedError, UnauthenticatedError):
+            return "refused (credentials)"
+        except Exception as exc:
+            return f"unreachable ({type(exc).__name__})"
+        return OK
+
+
+def _unavailable(name: str, exc: Exception, seconds: float) -> AppError:
+    """502 or 504 by what obstore says; its text (endpoint, signature) stays out of the log."""
+    text = str(exc).lower()
+    log.warning("source %s: %s", name, type(exc).__name__)
+    if "timed out" in text or "timeout" in text:
+        return timed_out(name, seconds)
+    return failed(name, "unavailable")

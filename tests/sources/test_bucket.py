@@ -1,0 +1,328 @@
+"""Images from an S3-compatible bucket (a real SeaweedFS on loopback), through the real app."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import obstore
+import pytest
+import redis.asyncio
+
+from assetgate.optimizer.signed import sign_url
+from assetgate.settings import Settings
+from tests.conftest import RedisServer, app_client
+from tests.sources.images import BLUE, RED, near, pixel, quadrant_bmp, size_of, solid_bmp
+from tests.sources.servers import SECRET_KEY, Seaweed, metric
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def node(
+    make_settings: Callable[..., Settings], tmp_path: Path, weed: Seaweed, bucket: str
+) -> Callable[..., Settings]:
+    """Settings for one node serving ``bucket``/img, with its own disk caches."""
+
+    def build(name: str = "a", **overrides: Any) -> Settings:
+        values: dict[str, Any] = {
+            "root": f"s3://{bucket}/img",
+            "s3_endpoint_url": weed.endpoint,
+            "s3_path_style": True,
+            "source_cache_dir": tmp_path / f"sources-{name}",
+            "result_cache_dir": tmp_path / f"results-{name}",
+        }
+        return make_settings(**{**values, **overrides})
+
+    return build
+
+
+async def test_an_object_is_served_transformed_through_both_url_forms(
+    node: Callable[..., Settings], weed: Seaweed, bucket: str
+) -> None:
+    weed.put(bucket, "img/photos/q.bmp", quadrant_bmp())
+    async with app_client(node()) as client:
+        public = await client.get("/photos/q.bmp?width=32&format=png")
+        assert public.status_code == 200, public.text
+        assert public.headers["content-type"] == "image/png"
+        assert size_of(public.content) == (32, 24)
+        assert near(pixel(public.content, 4, 4), RED)
+        assert near(pixel(public.content, 4, 20), BLUE)
+        query = await client.get("/", params={"file": "photos/q.bmp", "width": "32", "f": "png"})
+        assert query.status_code == 200
+        assert query.headers["etag"] == public.headers["etag"]
+        assert query.content == public.content
+        again = await client.get(
+            "/photos/q.bmp?width=32&format=png", headers={"If-None-Match": public.headers["etag"]}
+        )
+        assert again.status_code == 304
+        plain = await client.get("/photos/q.bmp")
+        assert plain.status_code == 200
+        assert plain.content == quadrant_bmp()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/photos/missing.bmp?width=10",
+        "/?file=../img/photos/q.bmp&width=10",
+        "/?file=/photos/q.bmp",
+        "/cache/q.bmp?width=10",
+        "/?file=photos/%2e%2e/q.bmp",
+        "/?file=.hidden.bmp",
+    ],
+)
+async def test_path_rules_hold_for_a_bucket(
+    node: Callable[..., Settings], weed: Seaweed, bucket: str, url: str
+) -> None:
+    weed.put(bucket, "img/photos/q.bmp", quadrant_bmp())
+    weed.put(bucket, "img/cache/q.bmp", quadrant_bmp())
+    weed.put(bucket, "q.bmp", quadrant_bmp())  # outside the prefix: never reachable
+    async with app_client(node()) as client:
+        answer = await client.get(url)
+    assert answer.status_code == 404
+    assert answer.json() == {"error": "not found", "code": 404}
+
+
+async def test_two_nodes_agree_on_the_etag_and_a_same_size_rewrite_changes_it(
+    node: Callable[..., Settings], weed: Seaweed, bucket: str
+) -> None:
+    weed.put(bucket, "img/a.bmp", quadrant_bmp())
+    url = "/a.bmp?width=32&format=png"
+    async with app_client(node("a", source_ttl_s=0)) as a, app_client(node("b")) as b:
+        first_a, first_b = await a.get(url), await b.get(url)
+        assert first_a.status_code == first_b.status_code == 200
+        assert first_a.headers["etag"] == first_b.headers["etag"]
+        assert len(solid_bmp()) == len(quadrant_bmp())
+        weed.put(bucket, "img/a.bmp", solid_bmp(BLUE))
+        rewritten = await a.get(url)
+        assert rewritten.status_code == 200
+        assert rewritten.headers["etag"] != first_a.headers["etag"]
+        assert near(pixel(rewritten.content, 4, 4), BLUE)
+        stale = await a.get(url, headers={"If-None-Match": first_a.headers["etag"]})
+        assert stale.status_code == 200
+
+
+async def test_a_node_answers_what_another_rendered_from_the_result_store(
+    node: Callable[..., Settings], weed: Seaweed, bucket: str
+) -> None:
+    weed.put(bucket, "img/a.bmp", quadrant_bmp())
+    store = {"result_store": f"s3://{bucket}/results"}
+    url = "/a.bmp?width=40&format=webp"
+    async with app_client(node("a", **store)) as a, app_client(node("b", **store)) as b:
+        made = await a.get(url)
+        assert made.status_code == 200
+        assert made.headers["x-optimizer-cache"] == "MISS"
+        await _until_stored(weed, bucket)
+        shared = await b.get(url)
+        assert shared.status_code == 200, shared.text
+        assert shared.headers["x-optimizer-cache"] == "HIT"
+        assert shared.headers["etag"] == made.headers["etag"]
+        assert shared.content == made.content
+        metrics = (await b.get("/metrics")).text
+        assert metric(metrics, "assetgate_cache_requests_total", cache="images", result="miss") == 0
+        assert metric(metrics, "assetgate_result_store_requests_total", result="hit") == 1
+        # node B never fetched the source: A shared its fingerprint
+        assert metric(metrics, "assetgate_source_fetch_bytes_total", source="/") == 0
+        assert metric(metrics, "assetgate_source_cache_requests_total", result="miss") == 0
+        conditional = await b.get(url, headers={"If-None-Match": made.headers["etag"]})
+        assert conditional.status_code == 304
+        other = await b.get("/a.bmp?width=30&format=png")  # not rendered anywhere: B renders
+        assert other.status_code == 200
+        assert other.headers["x-optimizer-cache"] == "MISS"
+        assert size_of(other.content) == (30, 22)
+        ready = await b.get("/readyz")
+        assert ready.status_code == 200
+        assert ready.json()["checks"]["result_store"] == "ok"
+        assert ready.json()["checks"]["source /"] == "ok"
+
+
+async def _until_stored(weed: Seaweed, bucket: str, count: int = 1) -> None:
+    """The background writes of node A have landed (they never delay A's answer)."""
+    store = weed.store(bucket)
+    for _ in range(200):
+        listed = await obstore.list(store, prefix="results/").collect_async()
+        if len(listed) >= count:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("node A never wrote to the result store")
+
+
+async def test_a_damaged_stored_result_is_a_miss(
+    node: Callable[..., Settings], weed: Seaweed, bucket: str
+) -> None:
+    weed.put(bucket, "img/a.bmp", quadrant_bmp())
+    store = {"result_store": f"s3://{bucket}/results"}
+    url = "/a.bmp?width=40&format=png"
+    async with app_client(node("a", **store)) as a:
+        made = await a.get(url)
+        assert made.status_code == 200
+    await _until_stored(weed, bucket, count=2)
+    listed = await obstore.list(weed.store(bucket), prefix="results/").collect_async()
+    key = next(item["path"] for item in listed if "/sources/" not in item["path"])
+    whole = bytes(await (await obstore.get_async(weed.store(bucket), key)).bytes_async())
+    weed.put(bucket, key, whole[: len(whole) // 2])  # short: length and digest disagree
+    async with app_client(node("b", **store)) as b:
+        answer = await b.get(url)
+        assert answer.status_code == 200
+        assert answer.headers["x-optimizer-cache"] == "MISS"
+        assert answer.content == made.content
+
+
+async def test_wrong_credentials_are_a_502_naming_the_source_and_nothing_else(
+    node: Callable[..., Settings],
+    weed: Seaweed,
+    bucket: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    weed.put(bucket, "img/a.bmp", quadrant_bmp())
+    wrong = "wrong-secret-" + "x" * 20
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", wrong)
+    caplog.set_level(logging.DEBUG)
+    async with app_client(node()) as client:
+        answer = await client.get("/a.bmp?width=10")
+        ready = await client.get("/readyz")
+    assert answer.status_code == 502
+    assert answer.json() == {
+        "error": "source /: the store refused the credentials",
+        "code": 502,
+    }
+    assert ready.status_code == 200  # degraded, still serving what it holds
+    assert ready.json()["degraded"] == ["source /"]
+    for text in (answer.text, ready.text, caplog.text):
+        for secret in (wrong, SECRET_KEY, weed.endpoint, "127.0.0.1", bucket, "Signature"):
+            assert secret not in text
+
+
+async def test_source_cache_answers_without_fetching_again(
+    node: Callable[..., Settings], weed: Seaweed, bucket: str
+) -> None:
+    weed.put(bucket, "img/a.bmp", quadrant_bmp())
+    async with app_client(node(source_ttl_s=300)) as client:
+        for width in (10, 20, 30):
+            assert (await client.get(f"/a.bmp?width={width}")).status_code == 200
+        text = (await client.get("/metrics")).text
+    assert metric(text, "assetgate_source_cache_requests_total", source="/", result="miss") == 1
+    assert metric(text, "assetgate_source_cache_requests_total", source="/", result="hit") == 2
+    assert metric(text, "assetgate_source_fetch_bytes_total", source="/", kind="s3") == len(
+        quadrant_bmp()
+    )
+
+
+async def test_an_object_over_the_size_cap_is_a_413(
+    node: Callable[..., Settings], weed: Seaweed, bucket: str
+) -> None:
+    weed.put(bucket, "img/big.bmp", quadrant_bmp(400, 300))
+    async with app_client(node(max_source_bytes=10_000)) as client:
+        answer = await client.get("/big.bmp?width=10")
+    assert answer.status_code == 413
+    assert answer.json()["error"] == "source file is over the limit of 10000 bytes"
+
+
+async def test_with_redis_the_shared_fingerprint_is_read_from_redis(
+    node: Callable[..., Settings], weed: Seaweed, bucket: str, redis_server: RedisServer
+) -> None:
+    weed.put(bucket, "img/a.bmp", quadrant_bmp())
+    shared = {"result_store": f"s3://{bucket}/results", "redis_url": redis_server.url}
+    url = "/a.bmp?width=40&format=png"
+    async with app_client(node("a", **shared)) as a:
+        made = await a.get(url)
+        assert made.headers["x-optimizer-cache"] == "MISS"
+        await _until_stored(weed, bucket, count=2)
+    store = weed.store(bucket)
+    listed = await obstore.list(store, prefix="results/sources/").collect_async()
+    assert len(listed) == 1
+    await obstore.delete_async(store, listed[0]["path"])  # only Redis knows the fingerprint now
+    async with app_client(node("b", **shared)) as b:
+        from_redis = await b.get(url)
+        metrics = (await b.get("/metrics")).text
+    assert from_redis.headers["x-optimizer-cache"] == "HIT"
+    assert from_redis.headers["etag"] == made.headers["etag"]
+    assert metric(metrics, "assetgate_source_fetch_bytes_total", source="/") == 0
+    client = redis.asyncio.Redis.from_url(redis_server.url)
+    try:
+        keys = await client.keys("assetgate:cache:sources/*")
+        assert len(keys) == 1
+        assert 0 < await client.pttl(keys[0]) <= 300_000  # kept for the source TTL only
+    finally:
+        await client.aclose()
+
+
+async def test_plain_files_and_css_from_a_bucket_keep_their_media_types(
+    node: Callable[..., Settings], weed: Seaweed, bucket: str
+) -> None:
+    css = b".card {\n    color : #336699 ;\n}\n"
+    weed.put(bucket, "img/site.css", css)
+    weed.put(bucket, "img/q.bmp", quadrant_bmp())
+    async with app_client(node()) as client:
+        plain = await client.get("/q.bmp")
+        style = await client.get("/site.css")
+        minified = await client.get("/site.css?min=1")
+    assert plain.headers["content-type"] == "image/bmp"
+    assert plain.content == quadrant_bmp()
+    assert style.headers["content-type"].startswith("text/css")
+    assert style.content == css
+    assert minified.status_code == 200
+    assert minified.content == b".card{color:#336699}"
+
+
+async def test_signed_urls_hold_for_a_bucket_and_refuse_before_any_fetch(
+    node: Callable[..., Settings], weed: Seaweed, bucket: str
+) -> None:
+    weed.put(bucket, "img/q.bmp", quadrant_bmp())
+    key = "k" * 32
+    async with app_client(node(signing_keys=[key])) as client:
+        unsigned = await client.get("/q.bmp?width=16")
+        metrics = (await client.get("/metrics")).text
+        assert unsigned.status_code == 403
+        assert metric(metrics, "assetgate_source_cache_requests_total", result="miss") == 0
+        signed = await client.get(sign_url("/q.bmp?width=16&format=png", key))
+    assert signed.status_code == 200
+    assert size_of(signed.content) == (16, 12)
+
+
+async def test_two_nodes_asked_for_one_cold_variant_at_once_render_it_once(
+    node: Callable[..., Settings], weed: Seaweed, bucket: str, redis_server: RedisServer
+) -> None:
+    weed.put(bucket, "img/a.bmp", quadrant_bmp(800, 600))
+    shared = {"result_store": f"s3://{bucket}/results", "redis_url": redis_server.url}
+    async with app_client(node("a", **shared)) as a, app_client(node("b", **shared)) as b:
+        for width, client in ((10, a), (11, b)):  # each renders one, so each holds the source
+            assert (await client.get(f"/a.bmp?width={width}")).status_code == 200
+        url = "/a.bmp?width=300&format=webp&sharpen=true"
+        first, second = await asyncio.gather(a.get(url), b.get(url))
+        renders = 0.0
+        for client in (a, b):
+            text = (await client.get("/metrics")).text
+            renders += metric(text, "assetgate_cache_requests_total", cache="images", result="miss")
+    assert first.status_code == second.status_code == 200
+    assert sorted([first.headers["x-optimizer-cache"], second.headers["x-optimizer-cache"]]) == [
+        "HIT",
+        "MISS",
+    ]
+    assert first.content == second.content
+    assert renders == 2 + 1  # the two width=10 renders, then one for both nodes
+
+
+async def test_a_large_copy_is_fingerprinted_while_it_is_written_not_read_again(
+    node: Callable[..., Settings], weed: Seaweed, bucket: str, docroot: Path
+) -> None:
+    big = quadrant_bmp(400, 300)
+    assert len(big) > 256 * 1024
+    weed.put(bucket, "img/big.bmp", big)
+    (docroot / "big.bmp").write_bytes(big)
+    url = "/big.bmp?width=40&format=png"
+    remote = app_client(node())
+    async with remote as client:
+        from_bucket = await client.get(url)
+        again = await client.get(url)
+    async with app_client(node(root=docroot)) as client:
+        from_disk = await client.get(url)
+    assert from_bucket.status_code == again.status_code == 200
+    assert remote.state["resources"].sources.fingerprinted == 0  # hashed while it streamed
+    assert from_bucket.headers["etag"] == from_disk.headers["etag"]  # the same content hash
+    assert again.headers["x-optimizer-cache"] == "HIT"
