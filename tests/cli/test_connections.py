@@ -165,3 +165,29 @@ def test_the_work_budget_counts_running_requests_not_connections(served: Served)
     finally:
         for sock in idle:
             sock.close()
+
+
+def test_an_answer_the_client_stops_reading_is_cut_at_the_idle_deadline(
+    root: Path, served: Served
+) -> None:
+    """A client that asks for a large file and reads nothing holds a running request (and its
+    share of the work budget) until the idle deadline closes the connection."""
+    size = 32 * 1024 * 1024
+    (root / "big.txt").write_bytes(b"x" * size)
+    with socket.create_connection(("127.0.0.1", served.port)) as sock:
+        sock.sendall(b"GET /big.txt HTTP/1.1\r\nHost: x\r\n\r\n")
+        time.sleep(4.0)  # ASSETGATE_IDLE_TIMEOUT_S=2, and a margin
+        received, ended = 0, False
+        sock.settimeout(1)
+        deadline = time.monotonic() + 8
+        while not ended and time.monotonic() < deadline:
+            try:
+                chunk = sock.recv(1 << 20)
+            except TimeoutError:
+                continue
+            except ConnectionResetError:
+                chunk = b""
+            ended = not chunk
+            received += len(chunk)
+    assert ended, f"still sending after {received} bytes"
+    assert 0 < received < size  # the server gave up on it: the rest never came

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from assetgate.cache import FOREVER, CodecError
-from assetgate.minify.cache import RENDERED, TIMEOUT_TTL_S, ttl
+from assetgate.minify.cache import RENDERED, SKIPPED_TTL_S, ttl
 from assetgate.minify.minifiers import minify_css
 from assetgate.minify.render import Rendered
 from assetgate.settings import Settings
@@ -33,10 +33,10 @@ def test_rendered_round_trips_and_bad_bytes_are_refused() -> None:
         RENDERED.decode(b'{"encoding": "gzip", "original": 1, "same": false, "skipped": "x"}\nx')
 
 
-def test_a_timed_out_minification_is_kept_for_a_while_only() -> None:
-    timed_out = Rendered(b"x", "identity", 1, True, skipped="timeout")
-    assert ttl(timed_out) == TIMEOUT_TTL_S
-    assert ttl(Rendered(b"x", "identity", 1, True, skipped="refused")) == FOREVER
+def test_an_answer_without_its_transformation_is_kept_for_a_while_only() -> None:
+    for skipped in ("timeout", "refused", "size"):
+        value = Rendered(b"x", "identity", 1, True, skipped=skipped)  # type: ignore[arg-type]
+        assert ttl(value) == SKIPPED_TTL_S
     assert ttl(Rendered(b"x", "identity", 1, True)) == FOREVER
     with pytest.raises(CodecError):
         RENDERED.decode(b"garbage")

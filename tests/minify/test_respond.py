@@ -335,6 +335,7 @@ async def test_over_the_size_cap_is_served_unchanged_and_logged(
     assert response.status_code == 200
     assert response.content == CSS
     assert response.headers["x-optimizer-status"] == "passthrough"
+    assert response.headers["x-minify-skipped"] == "size"
     assert "content-encoding" not in response.headers
     assert any("over the 100 byte cap" in r.getMessage() for r in caplog.records)
 
@@ -350,6 +351,7 @@ async def test_minifier_failure_serves_the_original_and_logs_once(
     assert first.status_code == second.status_code == 200
     assert first.content == second.content == source
     assert first.headers["x-optimizer-status"] == "passthrough"
+    assert first.headers["x-minify-skipped"] == second.headers["x-minify-skipped"] == "refused"
     warnings = [r.getMessage() for r in caplog.records if "served without minify" in r.getMessage()]
     assert len(warnings) == 1
     assert "odd.js" in warnings[0]

@@ -8,8 +8,9 @@ with running requests. For a server that faces clients directly (docs/deploying.
   within this time of the connection opening or the previous answer ending, however slowly they
   trickle in (slowloris); otherwise the connection is closed.
 - **idle deadline** (``ASSETGATE_IDLE_TIMEOUT_S``): a request body that stops arriving for this
-  long closes the connection (the route sees the client leave). Between requests uvicorn's own
-  keep-alive deadline (``ASSETGATE_KEEP_ALIVE_S``) applies.
+  long, or an answer the client stops reading for this long (the socket's send buffer stays
+  full), closes the connection (the route sees the client leave). Between requests uvicorn's
+  own keep-alive deadline (``ASSETGATE_KEEP_ALIVE_S``) applies.
 - **connection budget** (``ASSETGATE_MAX_CONNECTIONS``): past it, a new connection closes the
   oldest idle one (no request running) to make room, or is closed itself when every connection
   has a request running. Idle connections therefore never keep a client with a request out.
@@ -78,6 +79,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         super().__init__(config, server_state, app_state, _loop)
         self.limit_concurrency = None  # decided per request in on_headers_complete
         self._deadline: asyncio.TimerHandle | None = None
+        self._stalled: asyncio.TimerHandle | None = None  # writing paused: the client reads not
         self._idle_since = time.monotonic()  # no request running since then
         self._running = False
 
@@ -116,6 +118,9 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def _expired(self) -> None:
         self._deadline = None
+        self._close()
+
+    def _close(self) -> None:
         if not self.transport.is_closing():
             self.transport.close()
 
@@ -147,6 +152,27 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if not self._running and not self.transport.is_closing():
             self._arm(Guard.header_timeout_s)  # the next request's headers, within the deadline
 
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._stalled is None:
+            self._stalled = self.loop.call_later(Guard.idle_timeout_s, self._abort)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        self._unstall()
+
+    def _abort(self) -> None:
+        """Drop the connection and what it still had to send: a ``close`` would wait for the
+        client to read that first."""
+        self._stalled = None
+        self.transport.abort()
+
+    def _unstall(self) -> None:
+        if self._stalled is not None:
+            self._stalled.cancel()
+            self._stalled = None
+
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        self._unstall()
         super().connection_lost(exc)

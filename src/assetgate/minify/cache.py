@@ -14,14 +14,14 @@ from assetgate.cache.codec import join_head, split_head
 from assetgate.minify.render import Rendered
 
 NAME: Final = "assets"
-# A file whose minification ran past its deadline is served unminified from the cache for this
-# long, then tried again: a hostile file costs one deadline per interval, a file that was only
-# unlucky under load gets minified later.
-TIMEOUT_TTL_S: Final = 600.0
+# A file served without its transformation (past the deadline, refused, or the minifier process
+# died) is kept for this long, then tried again: a hostile file costs one deadline per interval,
+# a file that was only unlucky (a loaded machine, a process killed by the OS) is minified later.
+SKIPPED_TTL_S: Final = 600.0
 
 
 def ttl(value: Rendered) -> float:
-    return TIMEOUT_TTL_S if value.skipped == "timeout" else FOREVER
+    return SKIPPED_TTL_S if value.skipped is not None else FOREVER
 
 
 def _encode(value: Rendered) -> bytes:

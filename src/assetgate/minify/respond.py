@@ -134,6 +134,8 @@ async def asset_response(
                 "Accept-Ranges": "bytes",
                 "Content-Length": str(version.size),
             }
+            if plan.oversize:
+                ok["X-Minify-Skipped"] = "size"
         return Prepared.build(etag, version.mtime, headers, ok)
 
     prepared = version.prepare(variant, validators)

@@ -10,7 +10,7 @@ and a linear-time minifier (esbuild's whitespace mode changes other bytes and is
 process to run).
 
 A process serves one job at a time; the asset door (``minify.lane``) never runs more jobs than
-there are processes, so ``take`` never waits.
+there are processes, so ``_take`` does not wait in practice (it would, rather than fail).
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ class Sandbox:
     def __init__(self, processes: int) -> None:
         self._idle: list[_Child] = []
         self._all: set[_Child] = set()
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
         self._processes = processes
         self._closed = False
 
@@ -129,18 +129,19 @@ class Sandbox:
 
     def _take(self) -> _Child:
         with self._lock:
+            while not self._idle and len(self._all) >= self._processes and not self._closed:
+                self._lock.wait()
             if self._closed:
                 raise MinifyError("the server is shutting down")
             if self._idle:
                 return self._idle.pop()
-            if len(self._all) >= self._processes:
-                raise MinifyError("no minifier process free")  # the door never lets this happen
             child = _Child()
             self._all.add(child)
             return child
 
     def _give_back(self, child: _Child) -> None:
         with self._lock:
+            self._lock.notify()
             if child.killed or self._closed:
                 self._all.discard(child)
             else:
@@ -151,6 +152,7 @@ class Sandbox:
     def close(self) -> None:
         with self._lock:
             self._closed = True
+            self._lock.notify_all()
             children = list(self._idle)
             self._idle.clear()
             self._all.difference_update(children)

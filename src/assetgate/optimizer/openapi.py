@@ -45,6 +45,11 @@ _RESPONSE_HEADERS: Final[dict[str, tuple[dict[str, Any], str]]] = {
         "Extension: whether the answer fits `max_bytes` (`exceeded`: even the lowest quality "
         "did not; this is the smallest).",
     ),
+    "X-Minify-Skipped": (
+        {"type": "string", "enum": ["timeout", "refused", "size"]},
+        "CSS/JS served without the asked min=1/safe=1, and why: past the minify deadline, the"
+        " minifier refused the file, or over the asset size cap (extension of spec §2.3).",
+    ),
 }
 _INFO: Final = {
     "type": "object",
