@@ -1,14 +1,13 @@
 """HTTP edge of the optimizer: ``GET /?file=<path>&...`` and the public form ``GET /<path>?...``.
 
-The route reads like the request's data flow (DESIGN §3): method -> parameters (400, read once
-per query string) -> safe path (404; the gate's stat is the only one) -> the file's version
-(content fingerprint, remembered per stat identity) -> ETag and headers, prepared once per version
-and variant -> 304 before any decoding -> the result cache (``X-Optimizer-Cache``; a hit is the
-variant's prepared header block and the kept bytes) -> one job through the WorkGate (sniff 415,
-header limits 413, codecs 501, render) -> headers. CSS and JavaScript files go to the shared
-CSS/JS floor (``minify``). A public URL without any optimizer parameter is a static file. Every
-method is routed here so that anything but GET/HEAD/OPTIONS gets our 405 with ``Allow``
-(``web.http``).
+The route reads like the request's data flow (docs/architecture.md): method -> parameters (400,
+read once per query string) -> safe path (404; the gate's stat is the only one) -> the file's
+version (content fingerprint, remembered per stat identity) -> ETag and headers, prepared once per
+version and variant -> 304 before any decoding -> the result cache (``X-Optimizer-Cache``; a hit is
+the variant's prepared header block and the kept bytes) -> one job through the WorkGate (sniff 415,
+header limits 413, codecs 501, render) -> headers. CSS and JavaScript files go to the shared CSS/JS
+floor (``minify``). A public URL without any optimizer parameter is a static file. Every method is
+routed here so that anything but GET/HEAD/OPTIONS gets our 405 with ``Allow`` (``web.http``).
 
 With a bucket, an origin or several mounts (``sources``, docs/sources.md) the path gate is
 ``Mounts.locate``, which hands back a local copy of the remote file, and an image variant another

@@ -2,9 +2,9 @@
 
 Pure (no I/O). The path is taken *raw* (before percent-decoding) and each segment is decoded once
 here, so ``%2f`` or ``%5c`` hidden inside a segment, ``%00`` and dot segments are refused instead
-of silently becoming separators. Names follow npm's rule (research note §8); a library is a
+of silently becoming separators. Names follow npm's rule (docs/packages.md); a library is a
 cdnjs-style name. The one ambiguity of the URL space, an npm package literally named ``lib``, is
-settled as the research note says: ``lib/<name>@<version>/…`` is the library route, anything else
+settled as docs/packages.md says: ``lib/<name>@<version>/…`` is the library route, anything else
 under ``lib/`` is the package ``lib``.
 """
 

@@ -2,8 +2,8 @@
 
 Every function takes a base URL from the settings and builds the request URL itself from validated
 names; nothing a client sends is ever used as a URL, and redirects are not followed, so only the
-configured origins are contacted (research note §8, SSRF). Every body is read with a byte cap and a
-deadline. The upstream shapes are the real ones (research note §4.5); ``make_*`` functions turn
+configured origins are contacted (docs/packages.md, SSRF). Every body is read with a byte cap and a
+deadline. The upstream shapes are the real ones (docs/packages.md); ``make_*`` functions turn
 them into the small typed values the rest of the part uses and are pure.
 """
 

@@ -1,4 +1,4 @@
-"""Which file ``/npm/<pkg>@<version>/`` means (research note §3.2), pure over package.json + files.
+"""Which file ``/npm/<pkg>@<version>/`` means (docs/packages.md), pure over package.json + files.
 
 jsDelivr's chain (``jsdelivr``, ``browser`` string, ``main``, minified sibling preferred) with the
 ``cdn`` and ``unpkg`` fields placed before ``browser`` because they name the ``<script>`` build

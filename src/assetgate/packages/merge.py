@@ -1,4 +1,4 @@
-"""Search hits of several catalogs -> one ranked list (research note §7), pure.
+"""Search hits of several catalogs -> one ranked list (docs/packages.md), pure.
 
 1. ``.js`` merge: two hits of the same version whose names differ only by a trailing ``.js``
    (suffix compared case-insensitively, the rest exactly) become one entry under the plain name;

@@ -1,4 +1,4 @@
-"""The package store's index: which versions and files exist, over the blobs (research note §10).
+"""The package store's index: which versions and files exist, over the blobs (docs/packages.md).
 
 Layout under ``ASSETGATE_STORE``::
 

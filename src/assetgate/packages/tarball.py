@@ -4,7 +4,7 @@ Never ``extractall``: the archive is read once as a stream (``r|``) through a co
 and only regular files are kept. An entry name never becomes a filesystem path: it is validated as
 a *logical* path (first segment stripped, as npm does whatever it is called) and each file body
 goes to a sink that names it by its sha256. Links, devices, FIFOs and directories are skipped.
-Caps (research note §8): per-file size, total unpacked size, entry count and the
+Caps (docs/packages.md): per-file size, total unpacked size, entry count and the
 decompressed/compressed ratio, checked on the declared sizes *before* a body is read and on the
 bytes actually decompressed, so a gzip bomb is stopped within one read of the cap.
 """

@@ -1,6 +1,6 @@
 """npm version resolution: exact version, dist-tag or range -> one exact version (pure).
 
-Order as in npm-pick-manifest and jsDelivr's resolver (research note §4.1): an exact version that
+Order as in npm-pick-manifest and jsDelivr's resolver (docs/packages.md): an exact version that
 exists wins; then a dist-tag; then a range, where ``dist-tags.latest`` is taken when it satisfies
 the range, else the highest satisfying version, preferring non-deprecated ones. Prereleases only
 match a range that names a prerelease (npm's rule, implemented by ``semantic_version.NpmSpec``).

@@ -1,4 +1,4 @@
-"""Typed readers over a query mapping; each rejection names the parameter (DESIGN C4).
+"""Typed readers over a query mapping; each rejection names the parameter.
 
 Pure: no Starlette, so any ``Mapping[str, str]`` works (tests pass plain dicts). ``alias`` is the
 short name (``w`` for ``width``); the long name wins when both are present, as the spec says, and

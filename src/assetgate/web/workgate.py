@@ -1,4 +1,6 @@
-"""The one door CPU-bound work goes through (DESIGN C8): by count, by memory, with deadlines.
+"""The one door CPU-bound work goes through: by count, by memory, with deadlines.
+
+The "gate" of docs/architecture.md.
 
 A pool of N threads (N = ``ASSETGATE_RENDER_WORKERS``, one more than the cores) runs the jobs;
 at most ``queue`` more wait, and one beyond that is refused at once with a 503 and

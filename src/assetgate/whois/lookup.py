@@ -1,6 +1,6 @@
 """One lookup, end to end: route the TLD, ask RDAP or port 43, follow referrals, parse.
 
-Routing (research note §2): the operator's server for the TLD (``ASSETGATE_WHOIS_SERVERS``)
+Routing (docs/whois.md): the operator's server for the TLD (``ASSETGATE_WHOIS_SERVERS``)
 wins; otherwise RDAP when the bootstrap covers the TLD; otherwise, or when RDAP fails, port 43
 at the operator's ``*`` server, the built-in table, or the server IANA's ``refer:`` names. A
 registry answer that points to a registrar's server is followed at most ``MAX_REFERRALS``

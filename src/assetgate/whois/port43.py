@@ -3,7 +3,7 @@
 The protocol is one query line ending in CRLF, then the server talks until it closes. The line
 is built from the validated A-label and the server's fixed decoration only (``domain.py`` makes
 sure nothing else can get in), the whole exchange runs under one deadline, and the answer is
-accumulated as bytes up to ``WHOIS_MAX_BYTES`` (DESIGN C9) and decoded once by ``charset``.
+accumulated as bytes up to ``WHOIS_MAX_BYTES`` and decoded once by ``charset``.
 Failure reasons are bare ("connection refused"): the caller prefixes the server's public name.
 """
 

@@ -1,7 +1,7 @@
 """The parsed whois record: one stable JSON shape for every registry and both protocols.
 
 Every key is always present (``null`` or ``[]`` when a registry does not say), so a client can
-read ``record["dates"]["expires"]`` without probing. The shape is the research note's §3; the
+read ``record["dates"]["expires"]`` without probing. The shape is docs/whois.md's; the
 frozen dataclasses here are what the parsers produce, ``make_record`` turns them into JSON.
 """
 

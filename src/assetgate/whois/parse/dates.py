@@ -7,7 +7,7 @@ Seen in registry answers: ``1997-09-15T04:00:00Z``, ``2019-09-09T15:39:04.000+00
 ``Tue Jun 11 10:00:00 GMT 2014`` (ctime), ``30th April 2003 at 00:00:00.000`` (Island Networks),
 ``January 18 2000`` (ISNIC), ``27-July-1999`` (IEDR), ``01/15/2015`` month first (Freenom, through
 ``month_first``). A stated zone is honoured; a date or time with no
-zone is taken as UTC, as the research note decides (never guess a registry's local zone).
+zone is taken as UTC, as docs/whois.md says (never guess a registry's local zone).
 Anything else gives ``None``; the caller adds an ``unparsed_date`` warning, never a 500.
 """
 
