@@ -1,4 +1,5 @@
-"""``./scripts/serve`` reinstalls only when pyproject.toml changed: a restart starts at once.
+"""``./scripts/serve`` reinstalls only when pyproject.toml or the lock changed: a restart starts at
+once.
 
 Run for real on a tiny project with the same layout (its own venv, pip, setuptools), so the test
 does not reinstall assetgate itself."""
@@ -45,7 +46,7 @@ def installed(project: Path) -> tuple[str, int]:
     return summary, metadata.stat().st_ino
 
 
-def test_restart_skips_pip_until_pyproject_changes(tmp_path: Path) -> None:
+def test_restart_skips_pip_until_pyproject_or_the_lock_changes(tmp_path: Path) -> None:
     project = tmp_path / "project"
     (project / "scripts").mkdir(parents=True)
     shutil.copy2(REPO / "scripts" / "serve", project / "scripts" / "serve")
@@ -55,6 +56,7 @@ def test_restart_skips_pip_until_pyproject_changes(tmp_path: Path) -> None:
         "import sys\n\ndef main() -> int:\n    print('served', *sys.argv[1:])\n    return 0\n"
     )
     (project / "pyproject.toml").write_text(PYPROJECT.format(description="first"))
+    (project / "requirements.lock").write_text("")  # the tiny project depends on nothing
 
     assert run_serve(project, "--port", "1") == "served serve --port 1\n"
     first = installed(project)
@@ -68,3 +70,7 @@ def test_restart_skips_pip_until_pyproject_changes(tmp_path: Path) -> None:
     summary, inode = installed(project)
     assert summary == "Summary: second"
     assert inode != first[1]
+
+    (project / "requirements.lock").write_text("# pins changed\n")
+    assert run_serve(project, "--port", "4") == "served serve --port 4\n"
+    assert installed(project)[1] != inode  # a new lock is installed too
