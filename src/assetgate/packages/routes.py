@@ -14,7 +14,7 @@ import os
 import re
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 from urllib.parse import quote
@@ -76,6 +76,27 @@ class PackagesState:
     modules: Modules
     search: Search
     static: Mapping[str, StaticFile]
+    flushing: set[asyncio.Future[None]] = field(default_factory=set)
+
+    def flush_touches_soon(self) -> None:
+        """Write the batch of access times on a worker thread, without making the answer wait.
+
+        The job is held until it ends: its failure is logged, and the lifespan waits for it
+        (``settle``) before the store closes, instead of racing the close."""
+        job = asyncio.get_running_loop().run_in_executor(None, self.store.flush_touches)
+        self.flushing.add(job)
+        job.add_done_callback(self._flushed)
+
+    def _flushed(self, job: asyncio.Future[None]) -> None:
+        self.flushing.discard(job)
+        error = None if job.cancelled() else job.exception()
+        if error is not None:
+            log.warning("package store: access times not written (%s: %s)",
+                        type(error).__name__, error)  # fmt: skip
+
+    async def settle(self) -> None:
+        """Wait for the access-time writes still running (their failures are logged)."""
+        await asyncio.gather(*self.flushing, return_exceptions=True)
 
 
 @asynccontextmanager
@@ -110,6 +131,7 @@ async def lifespan(res: Resources) -> AsyncIterator[PackagesState]:
     try:
         yield state
     finally:
+        await state.settle()
         await packages.caches.aclose()
         await anyio.to_thread.run_sync(store.close)
 
@@ -353,7 +375,7 @@ async def _file_response(
     if blob is None:
         raise _Vanished
     if state.store.touch(key):
-        asyncio.get_running_loop().run_in_executor(None, state.store.flush_touches)
+        state.flush_touches_soon()
     headers = pinned_headers(found)
     if request.scope["query_string"]:
         query = request.query_params
