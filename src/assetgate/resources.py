@@ -150,14 +150,7 @@ def _result_store(settings: Settings, metrics: Metrics) -> ObjectTier | None:
         return None
     location = parse_location(settings.result_store)
     assert isinstance(location, Bucket)
-    store = s3_store(
-        location.bucket,
-        location.prefix,
-        endpoint=settings.s3_endpoint_url,
-        path_style=settings.s3_path_style,
-        connect_timeout_s=settings.origin_connect_timeout_s,
-        timeout_s=settings.origin_read_timeout_s,
-    )
+    store = s3_store(location.bucket, location.prefix, settings)
     return ObjectTier(store, results=metrics.result_store)
 
 

@@ -205,3 +205,14 @@ def test_a_file_named_like_metrics_is_still_served(edge: Edge) -> None:
     response = get(edge, "/metrics.jpg?width=50", JPEG_ONLY)
     assert response.status_code == 200
     assert response.headers["content-type"] == "image/jpeg"
+
+
+def test_a_long_url_reaches_assetgate_and_an_overlong_one_gets_its_json_414(edge: Edge) -> None:
+    """nginx's 8 KiB default line buffer would answer its own HTML 414 to a 12 KiB URL that
+    assetgate serves; past ASSETGATE_MAX_URL_BYTES (16 KiB) the 414 is assetgate's JSON."""
+    served = get(edge, "/photo.jpg?width=40&x=" + "a" * 12_000)
+    assert served.status_code == 200, served.text[:200]
+    assert served.headers["content-type"].startswith("image/")
+    refused = get(edge, "/photo.jpg?width=40&x=" + "a" * 20_000)
+    assert refused.status_code == 414
+    assert refused.json()["code"] == 414

@@ -29,6 +29,8 @@ import obstore
 from obstore.store import S3Store
 from prometheus_client import Counter
 
+from assetgate.settings import Settings
+
 log = logging.getLogger("assetgate.cache")
 
 READ_TIMEOUT_S: Final = 2.0
@@ -65,20 +67,17 @@ def _file_credentials() -> dict[str, str]:
     return found
 
 
-def s3_store(
-    bucket: str,
-    prefix: str,
-    *,
-    endpoint: str | None,
-    path_style: bool,
-    connect_timeout_s: float,
-    timeout_s: float,
-) -> S3Store:
+def s3_store(bucket: str, prefix: str, settings: Settings) -> S3Store:
     """A store for ``bucket``/``prefix``; ``endpoint`` None means ``AWS_ENDPOINT_URL`` or AWS.
 
     One retry (a dropped keep-alive connection), bounded by ``timeout_s``: a dead store must cost
-    a request seconds, not object_store's default three minutes of backoff."""
-    endpoint = endpoint or os.environ.get("AWS_ENDPOINT_URL") or None
+    a request seconds, not object_store's default three minutes of backoff. The endpoint, the
+    addressing style and the deadlines are the settings' (one place for sources, the result store
+    and ``assetgate optimize s3://…``)."""
+    endpoint = settings.s3_endpoint_url or os.environ.get("AWS_ENDPOINT_URL") or None
+    path_style = settings.s3_path_style
+    connect_timeout_s = settings.origin_connect_timeout_s
+    timeout_s = settings.origin_read_timeout_s
     options: dict[str, object] = dict(_file_credentials())
     if endpoint is not None:
         options["endpoint"] = endpoint

@@ -174,14 +174,7 @@ def download(url: str, settings: Settings, into: Path) -> Path:
     """The images under ``s3://bucket[/prefix]`` copied into ``into`` (the store's settings and
     AWS credentials as the server uses them); keys the path rules refuse are left out."""
     location = urlsplit(url)
-    store = s3_store(
-        location.netloc,
-        location.path.strip("/"),
-        endpoint=settings.s3_endpoint_url,
-        path_style=settings.s3_path_style,
-        connect_timeout_s=settings.origin_connect_timeout_s,
-        timeout_s=settings.origin_read_timeout_s,
-    )
+    store = s3_store(location.netloc, location.path.strip("/"), settings)
     for meta in obstore.list(store).collect():
         key = clean_relative(meta["path"])
         if key is None or key.rpartition(".")[2].lower() not in IMAGE_EXTENSIONS:

@@ -22,8 +22,8 @@ import httpx
 from assetgate.errors import AppError
 from assetgate.packages.address import EXACT_LIBRARY_VERSION, LIBRARY_NAME, is_package_name
 from assetgate.packages.merge import Hit, Kind
-from assetgate.packages.packument import parse_packument, reduce_version
-from assetgate.packages.versions import Dist, Packument, is_exact, is_tag
+from assetgate.packages.packument import keep_tags, keep_version, parse_packument
+from assetgate.packages.versions import Dist, Packument
 
 PACKUMENT_MAX_BYTES: Final = 32 * 1024 * 1024  # ASSETGATE_PACKUMENT_MAX_BYTES' default
 SEARCH_MAX_BYTES: Final = 4 * 1024 * 1024
@@ -103,16 +103,13 @@ def make_packument(name: str, doc: object) -> Packument:
     dists: dict[str, Dist] = {}
     deprecated: set[str] = set()
     for version, meta in doc["versions"].items():
-        reduced = reduce_version(meta)
-        if reduced is None or not isinstance(version, str) or not is_exact(version):
-            continue  # only semver strings: a version ends up in headers and paths
-        dists[version], is_deprecated = reduced
+        kept = keep_version(version, meta)
+        if kept is None:
+            continue
+        dists[version], is_deprecated = kept
         if is_deprecated:
             deprecated.add(version)
-    raw_tags = doc.get("dist-tags")
-    tags: dict[str, str] = {}
-    if isinstance(raw_tags, dict):
-        tags = {k: v for k, v in raw_tags.items() if isinstance(v, str) and is_tag(k, v)}
+    tags = keep_tags(doc.get("dist-tags"))
     description = _str(doc.get("description")) or ""
     latest = tags.get("latest")
     if not description and latest and isinstance(doc["versions"].get(latest), dict):

@@ -38,6 +38,21 @@ def reduce_version(meta: object) -> tuple[Dist, bool] | None:
     return found, bool(meta.get("deprecated"))
 
 
+def keep_version(version: object, meta: object) -> tuple[Dist, bool] | None:
+    """``reduce_version`` of an exact semver version only: a version ends up in headers and
+    paths, so a registry's CR/LF or non-Latin-1 "version" is never kept."""
+    if not isinstance(version, str) or not is_exact(version):
+        return None
+    return reduce_version(meta)
+
+
+def keep_tags(raw: object) -> dict[str, str]:
+    """The dist-tags whose name and target are sane (``versions.is_tag``)."""
+    if not isinstance(raw, Mapping):
+        return {}
+    return {k: v for k, v in raw.items() if isinstance(v, str) and is_tag(k, v)}
+
+
 def parse_packument(name: str, body: bytes) -> Packument:
     """Registry document bytes -> Packument; AppError 502 when it is not one."""
     dists: dict[str, Dist] = {}
@@ -49,16 +64,15 @@ def parse_packument(name: str, body: bytes) -> Packument:
     try:
         # Small values first, each in a pass of its own: yajl skips what is not asked for.
         for value in ijson.items(io.BytesIO(body), "dist-tags", use_float=True):
-            if isinstance(value, dict):
-                tags = {k: v for k, v in value.items() if isinstance(v, str) and is_tag(k, v)}
+            tags = keep_tags(value)
         for value in ijson.items(io.BytesIO(body), "description", use_float=True):
             description = (_str(value) or "")[:MAX_DESCRIPTION_CHARS]
         for version, meta in ijson.kvitems(io.BytesIO(body), "versions", use_float=True):
             seen_versions = True
-            reduced = reduce_version(meta)
-            if reduced is None or not isinstance(version, str) or not is_exact(version):
-                continue  # only semver strings: a version ends up in headers and paths
-            dists[version], is_deprecated = reduced
+            kept = keep_version(version, meta)
+            if kept is None:
+                continue
+            dists[version], is_deprecated = kept
             if is_deprecated:
                 deprecated.add(version)
             if not description and version == tags.get("latest") and isinstance(meta, Mapping):

@@ -221,14 +221,7 @@ def _backend(mount: Mount, settings: Settings) -> Backend:
         return Backend(mount, os.path.realpath(location.path), None)
     remote: Remote
     if isinstance(location, Bucket):
-        store = s3_store(
-            location.bucket,
-            location.prefix,
-            endpoint=settings.s3_endpoint_url,
-            path_style=settings.s3_path_style,
-            connect_timeout_s=settings.origin_connect_timeout_s,
-            timeout_s=settings.origin_read_timeout_s,
-        )
+        store = s3_store(location.bucket, location.prefix, settings)
         remote = BucketSource(
             mount.name, store, location.ident, read_timeout_s=settings.origin_read_timeout_s
         )
