@@ -111,6 +111,12 @@ CASES: Final = (
         "name_servers": _ns("ns1.ejemplo.com.ar", "ns2.ejemplo.net"),
         "registrant.name": "EJEMPLO SOCIEDAD ANONIMA",
     }),
+    Case("NIC Argentina .ar, dated objects", "nicar_ar_blocks.txt", "ar", {
+        "registrar": "nicar", "dates.created": "2011-09-14T00:00:00Z",
+        "dates.updated": "2025-02-03T11:47:05Z", "dates.expires": "2026-09-14T00:00:00Z",
+        "name_servers": _ns("ns1.hosting-ejemplo.com.ar", "ns2.hosting-ejemplo.com.ar"),
+        "registrant.name": "PÉREZ JUAN CARLOS",
+    }),
     Case("IIS .nu", "iis_nu.txt", "nu", {
         "registrar": "Exempel Registrar AB", "dates.created": "2005-06-02T00:00:00Z",
         "dates.updated": "2024-05-12T00:00:00Z", "dates.expires": "2026-06-02T00:00:00Z",
@@ -122,6 +128,13 @@ CASES: Final = (
         "dates.created": "2001-03-15T13:00:00Z", "dates.updated": "2024-02-20T10:11:12Z",
         "dates.expires": "2026-03-14T13:00:00Z",
         "name_servers": _ns("ns1.przyklad.pl", "ns2.przyklad.net"), "dnssec": "unsigned",
+    }),
+    Case("NASK .pl, option and contact", "nask_pl_option.txt", "pl", {
+        "registrar": "Hosting Przykładowy S.A.",
+        "dates.created": "2009-06-22T12:00:00Z", "dates.updated": "2025-05-30T08:41:17Z",
+        "dates.expires": "2026-06-21T14:00:00Z",
+        "name_servers": _ns("ns1.opcja-przyklad.pl", "ns2.hosting-przyklad.com.pl"),
+        "dnssec": "signed",
     }),
     Case("Traficom .fi", "traficom_fi.txt", "fi", {
         "registrar": "Esimerkki Rekisteröijä Oy", "dates.created": "2011-02-14T10:20:30Z",

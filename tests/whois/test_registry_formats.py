@@ -52,7 +52,7 @@ def test_crlf_gives_the_same_record(case: Case) -> None:
 @pytest.mark.parametrize(
     ("fixture", "tld"),
     [("isnic_is.txt", "is"), ("norid_no.txt", "no"), ("nicar_ar.txt", "ar"),
-     ("traficom_fi.txt", "fi")],
+     ("nicar_ar_blocks.txt", "ar"), ("traficom_fi.txt", "fi")],
 )  # fmt: skip
 def test_latin1_on_the_wire(fixture: str, tld: str) -> None:
     text, used = decode(sample(fixture).encode("iso-8859-1"), LATIN1)
@@ -125,7 +125,7 @@ def test_dnssec_wording_is_normalised(wording: str, value: str | None) -> None:
     ("tld", "name"),
     [("nl", "sectioned"), ("be", "sectioned"), ("gg", "sectioned"), ("tk", "sectioned"),
      ("no", "norid"), ("ie", "iedr"), ("ir", "irnic"), ("pl", "nask"), ("is", "rpsl"),
-     ("ar", "rpsl"), ("nu", "iis"), ("se", "iis"), ("ua", "uaepp"), ("ve", "nicve"),
+     ("ar", "nicar"), ("nu", "iis"), ("se", "iis"), ("ua", "uaepp"), ("ve", "nicve"),
      ("il", "isocil"),
      ("sk", "sknic"), ("dk", "punktum"), ("it", "nicit"), ("ch", "switch"),
      ("cn", "icann"), ("fi", "dotted")],

@@ -24,6 +24,7 @@ from assetgate.whois.parse.icann import parse_icann
 from assetgate.whois.parse.isocil import parse_isocil
 from assetgate.whois.parse.jprs import parse_jprs
 from assetgate.whois.parse.nask import parse_nask
+from assetgate.whois.parse.nicar import parse_nicar
 from assetgate.whois.parse.nicit import parse_nicit
 from assetgate.whois.parse.nicve import parse_nicve
 from assetgate.whois.parse.nominet import parse_nominet
@@ -67,6 +68,7 @@ PARSERS: Final[dict[str, Parser]] = {
     "sknic": parse_sknic,
     "punktum": parse_punktum,
     "iis": parse_iis,
+    "nicar": parse_nicar,
     "nicit": parse_nicit,
     "switch": parse_switch,
 }
@@ -92,11 +94,12 @@ FORMAT_BY_TLD: Final = {
     "il": "isocil",
     "sk": "sknic",
     "dk": "punktum",
+    "ar": "nicar",
     "it": "nicit",
     "ch": "switch",
     "li": "switch",
     **dict.fromkeys(("fr", "re", "pm", "tf", "wf", "yt", "ru", "su", "cz", "ee"), "rpsl"),
-    **dict.fromkeys(("is", "ar"), "rpsl"),
+    "is": "rpsl",
     **dict.fromkeys(("nu", "se"), "iis"),
     **dict.fromkeys(("nl", "aw", "be", "gg", "je", "tk", "ml", "ga", "cf", "gq"), "sectioned"),
 }
