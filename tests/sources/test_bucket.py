@@ -285,6 +285,31 @@ async def test_signed_urls_hold_for_a_bucket_and_refuse_before_any_fetch(
     assert size_of(signed.content) == (16, 12)
 
 
+async def test_a_node_names_a_negotiated_avif_as_the_node_that_rendered_it(
+    node: Callable[..., Settings], weed: Seaweed, bucket: str
+) -> None:
+    """With ASSETGATE_AUTO_FORMATS=avif,webp an AVIF-accepting client gets AVIF from either
+    node: node B looks the variant up under the format node A negotiated, never under WebP's."""
+    weed.put(bucket, "img/a.bmp", quadrant_bmp())
+    settings = {"result_store": f"s3://{bucket}/results", "auto_formats": ["avif", "webp"]}
+    url, accept = "/a.bmp?width=40", {"Accept": "image/avif,image/webp,*/*;q=0.8"}
+    async with app_client(node("a", **settings)) as a, app_client(node("b", **settings)) as b:
+        made = await a.get(url, headers=accept)
+        assert made.status_code == 200, made.text
+        assert made.headers["content-type"] == "image/avif"
+        webp = await a.get(url, headers={"Accept": "image/webp,*/*;q=0.8"})  # both in the store
+        assert webp.headers["content-type"] == "image/webp"
+        await _until_stored(weed, bucket, 2)
+        shared = await b.get(url, headers=accept)
+        assert shared.status_code == 200, shared.text
+        assert shared.headers["content-type"] == "image/avif"
+        assert shared.headers["x-optimizer-cache"] == "HIT"
+        assert shared.headers["etag"] == made.headers["etag"]
+        assert shared.content == made.content
+        metrics = (await b.get("/metrics")).text
+        assert metric(metrics, "assetgate_source_fetch_bytes_total", source="/") == 0
+
+
 async def test_two_nodes_asked_for_one_cold_variant_at_once_render_it_once(
     node: Callable[..., Settings], weed: Seaweed, bucket: str, redis_server: RedisServer
 ) -> None:

@@ -185,13 +185,7 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
         raise AppError.too_large(
             f"source file is over the limit of {res.settings.max_source_bytes} bytes"
         )
-    if spec.info:  # JSON whatever the client accepts: one variant
-        negotiation, bucket = Negotiation(webp=False), "info"
-    else:
-        negotiation = Negotiation.from_accept(
-            request.headers.get("accept"), state.limits.decode.disabled, state.auto_formats
-        )
-        bucket = negotiation.bucket(spec.format)
+    negotiation, bucket = _negotiate(request, state, spec)
     source = await res.sources.identify(path, info)
     if state.real_root is None:
         res.mounts.note(found, source)  # a remote copy's fingerprint, for the other nodes
@@ -268,10 +262,9 @@ async def _shared_answer(
     version = await res.mounts.version(name, reserved=RESERVED)
     if version is None or version.size > res.settings.max_source_bytes:
         return None
-    negotiation = Negotiation.from_accept(
-        request.headers.get("accept"), state.limits.decode.disabled
+    etag = make_etag(
+        state.engine, version.fingerprint, cache_key, _negotiate(request, state, spec)[1]
     )
-    etag = make_etag(state.engine, version.fingerprint, cache_key, negotiation.bucket(spec.format))
     headers = _image_headers(etag, version.last_modified, spec, res.settings.cache_control, state)
     prepared = Prepared.build(etag, version.mtime, headers)
     if prepared.matches(request):
@@ -281,6 +274,18 @@ async def _shared_answer(
         return None
     rendered = _rendered_headers(version.size, outcome, "HIT")
     return Response(body_for(request, outcome.body), headers={**headers, **rendered})
+
+
+def _negotiate(request: Request, state: OptimizerState, spec: ImageSpec) -> tuple[Negotiation, str]:
+    """The output format's negotiation and its bucket (a part of the ETag and the cache key): one
+    function, so a node answering from the result store names the variant as the node that
+    rendered it did (``ASSETGATE_AUTO_FORMATS`` included)."""
+    if spec.info:  # JSON whatever the client accepts: one variant
+        return Negotiation(webp=False), "info"
+    negotiation = Negotiation.from_accept(
+        request.headers.get("accept"), state.limits.decode.disabled, state.auto_formats
+    )
+    return negotiation, negotiation.bucket(spec.format)
 
 
 def _held_body(cache: Cache[Outcome] | None, source: Source, prepared: Prepared) -> bytes | None:
