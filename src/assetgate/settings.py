@@ -117,6 +117,9 @@ class Settings(BaseSettings):
     esm_node: str = "node"
     esm_build_timeout_s: float = Field(default=20.0, gt=0)
     esm_build_memory_bytes: int = Field(default=2 * 1024 * 1024 * 1024, ge=512 * 1024 * 1024)
+    # The service's own address as browsers reach it, for the absolute URLs of import maps; None:
+    # the request's (its Host header, so behind a proxy or a CDN set this).
+    public_url: str | None = None
 
     # --- conversion (C) and the shared rate limiter -------------------------------------------
     rate_limit: str = "100/10 seconds"
@@ -194,6 +197,20 @@ class Settings(BaseSettings):
                 "expected a rate in limits notation such as '100/10 seconds'"
             ) from None
         return value
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("expected http(s)://host[:port][/path]")
+        if parts.username is not None or parts.password is not None:
+            raise ValueError("a public URL carries no credentials")
+        if parts.query or parts.fragment:
+            raise ValueError("a public URL has no query or fragment")
+        return value.rstrip("/")
 
     @field_validator("root", mode="before")
     @classmethod

@@ -408,3 +408,30 @@ async def test_two_app_instances_on_one_store_build_once(
     builds = [r for r in caplog.records if r.getMessage().startswith("ES module /npm/app@")]
     assert len(builds) == 1
     assert esm_rows(tmp_path / "store") == 2
+
+
+async def test_import_map_urls_use_the_public_url_never_the_host_header(
+    pkg_settings: Callable[..., Settings], registry: Registry
+) -> None:
+    installed_bundler()
+    registry.publish("solo", "1.0.0", {"i.mjs": b"export const s = 1;"}, manifest={"main": "i.mjs"})
+    forged = {"Host": "attacker.example"}
+    async with app_client(pkg_settings()) as client:  # unset: the request's own address
+        follows = await client.get("/npm/importmap?pkg=solo@1.0.0", headers=forged)
+    assert follows.json()["imports"] == {"solo": "http://attacker.example/npm/solo@1.0.0/+esm"}
+    settings = pkg_settings(public_url="https://cdn.example.com/assets/")
+    async with app_client(settings) as client:
+        pinned = await client.get("/npm/importmap?pkg=solo@1.0.0", headers=forged)
+    assert pinned.status_code == 200, pinned.text
+    url = "https://cdn.example.com/assets/npm/solo@1.0.0/+esm"
+    assert pinned.json()["imports"] == {"solo": url}
+    assert list(pinned.json()["integrity"]) == [url]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["cdn.example.com", "ftp://cdn.example.com", "https://u:p@cdn.example.com", "https://x/?q"],
+)
+def test_a_bad_public_url_is_refused_at_start(bad: str) -> None:
+    with pytest.raises(ValueError, match="public_url"):
+        Settings(public_url=bad)

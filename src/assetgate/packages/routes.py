@@ -305,7 +305,9 @@ async def importmap(request: Request) -> Response:
     except AppError as exc:
         exc.headers = {**CROSS_ORIGIN, "Cache-Control": "no-store", **exc.headers}
         raise
-    base = str(request.base_url).rstrip("/")
+    # The configured public address, else the request's own (its Host header): a cache in front
+    # must not be able to keep an import map whose URLs a client's Host header chose.
+    base = resources(request).settings.public_url or str(request.base_url).rstrip("/")
     body = make_import_map(base, top, graph, users)
     pinned = all(is_exact(w.spec) for w in wanted)
     headers = {**CROSS_ORIGIN, "Cache-Control": DEFAULT_FILE_CACHE if pinned else ALIAS_CACHE}
