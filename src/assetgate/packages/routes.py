@@ -382,19 +382,7 @@ async def _file_response(
     if request.scope["query_string"]:
         query = request.query_params
         if any(name in query for name in ASSET_QUERY) and blob.suffix in (".css", ".js", ".mjs"):
-            res = resources(request)
-            return await asset_response(
-                request,
-                blob,
-                lane=res.asset_lane,
-                cache=res.assets,
-                sources=res.sources,
-                cache_control=PINNED_CACHE,
-                max_bytes=res.settings.asset_max_bytes,
-                extra_headers={
-                    k: v for k, v in headers.items() if k not in ("ETag", "Content-Digest")
-                },
-            )
+            return await _pinned_asset(request, blob, found)
     request_headers = request.headers
     if_none_match = request_headers.get("if-none-match")
     if if_none_match is not None and is_not_modified(
@@ -418,8 +406,21 @@ async def _minified_sibling(
     blob = None if source is None else state.store.blob_path(source.blob)
     if source is None or blob is None:
         raise AppError.not_found()
+    minified_from = {"X-Minified-From": quote(source.path, safe="/+@")}
+    return await _pinned_asset(request, blob, source, minified_from, AssetSpec(minify=True))
+
+
+async def _pinned_asset(
+    request: Request,
+    blob: Path,
+    found: FileRow,
+    extra: Mapping[str, str] | None = None,
+    spec: AssetSpec | None = None,
+) -> Response:
+    """A pinned CSS/JS file through the CSS/JS floor (``?min=1``…, or a ``.min.js`` the package
+    lacks), with the pinned headers but its own validators (the answer is not the file)."""
     res = resources(request)
-    extra = {k: v for k, v in pinned_headers(source).items() if k not in ("ETag", "Content-Digest")}
+    pinned = {k: v for k, v in pinned_headers(found).items() if k not in ("ETag", "Content-Digest")}
     return await asset_response(
         request,
         blob,
@@ -428,8 +429,8 @@ async def _minified_sibling(
         sources=res.sources,
         cache_control=PINNED_CACHE,
         max_bytes=res.settings.asset_max_bytes,
-        extra_headers={**extra, "X-Minified-From": quote(source.path, safe="/+@")},
-        spec=AssetSpec(minify=True),
+        extra_headers={**pinned, **(extra or {})},
+        spec=spec,
     )
 
 
