@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from assetgate.packages.routes import PackagesState
+from assetgate.packages.state import PackagesState
 from assetgate.packages.store import Store
 from tests.packages.test_store import add_version
 

@@ -1,6 +1,7 @@
 """HTTP edge of the package library (interface B): ``/npm``, ``/npm/search``, ``/npm/...`` files.
 
-The only module of the part that sees a ``Request``. Every route takes every method and answers
+The part's routes and lifespan; a stored file becomes an answer in ``packages.answers``, the
+shared state is ``packages.state``. Every route takes every method and answers
 405 itself (``web.http``), so a POST to ``/npm/search`` never falls through to the optimizer's
 catch-all.
 Everything under ``/npm/`` belongs to this part: a miss is this part's 404, with a short cache.
@@ -8,37 +9,32 @@ Everything under ``/npm/`` belongs to this part: a miss is this part's 404, with
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
-import re
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Final
 from urllib.parse import quote
 
 import anyio.to_thread
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from assetgate.budget import rate_limited
 from assetgate.errors import AppError
-from assetgate.minify.respond import asset_response
-from assetgate.minify.spec import AssetSpec
 from assetgate.packages.address import LibraryAddress, PackageAddress, parse_address
+from assetgate.packages.answers import (
+    Vanished,
+    file_answer,
+    folder_page,
+    json_answer,
+    listing_answer,
+    serve_stored,
+    sri_answer,
+)
 from assetgate.packages.bodies import (
     CROSS_ORIGIN,
-    FOLDER_CSP,
-    PINNED_CACHE,
-    make_folder_html,
-    make_listing,
-    make_sri_body,
-    package_media_type,
-    pinned_headers,
-    pinned_raw_headers,
 )
 from assetgate.packages.esm.bundler import locate
 from assetgate.packages.esm.importmap import make_import_map, parse_wanted, resolve_graph
@@ -49,54 +45,21 @@ from assetgate.packages.page import PAGE_CACHE, PAGE_CSP, STATIC_FILES, load_pag
 from assetgate.packages.query import parse_search_query
 from assetgate.packages.registry import pick_registry
 from assetgate.packages.search import Search, is_ready
-from assetgate.packages.store import FileRow, Namespace, Store
+from assetgate.packages.state import PackagesState
+from assetgate.packages.store import Store
 from assetgate.packages.versions import is_exact
 from assetgate.part import Part, part_state
 from assetgate.resources import Resources, resources
-from assetgate.web.caching import is_not_modified
-from assetgate.web.http import READ_METHODS, Endpoint, any_method, body_for
-from assetgate.web.static import StaticFile, static_response
+from assetgate.web.http import READ_METHODS, Endpoint, any_method
+from assetgate.web.static import static_response
 
 ALIAS_CACHE: Final = "public, max-age=300"
 DEFAULT_FILE_CACHE: Final = "public, max-age=86400"
 MISS_CACHE: Final = "public, max-age=60"
 SEARCH_CACHE: Final = "public, max-age=60"
-INLINE_MAX_BYTES: Final = 1024 * 1024
-ASSET_QUERY: Final = ("min", "compress", "safe")
 ESM_SUFFIX: Final = "+esm"
-MINIFIED_NAME: Final = re.compile(r"^(?P<stem>.+)\.min\.(?P<ext>js|css)$")
 
 log = logging.getLogger("assetgate.packages")
-
-
-@dataclass(slots=True)
-class PackagesState:
-    store: Store
-    packages: Packages
-    modules: Modules
-    search: Search
-    static: Mapping[str, StaticFile]
-    flushing: set[asyncio.Future[None]] = field(default_factory=set)
-
-    def flush_touches_soon(self) -> None:
-        """Write the batch of access times on a worker thread, without making the answer wait.
-
-        The job is held until it ends: its failure is logged, and the lifespan waits for it
-        (``settle``) before the store closes, instead of racing the close."""
-        job = asyncio.get_running_loop().run_in_executor(None, self.store.flush_touches)
-        self.flushing.add(job)
-        job.add_done_callback(self._flushed)
-
-    def _flushed(self, job: asyncio.Future[None]) -> None:
-        self.flushing.discard(job)
-        error = None if job.cancelled() else job.exception()
-        if error is not None:
-            log.warning("package store: access times not written (%s: %s)",
-                        type(error).__name__, error)  # fmt: skip
-
-    async def settle(self) -> None:
-        """Wait for the access-time writes still running (their failures are logged)."""
-        await asyncio.gather(*self.flushing, return_exceptions=True)
 
 
 @asynccontextmanager
@@ -253,9 +216,9 @@ async def _package(request: Request, address: PackageAddress) -> Response:
     query = request.query_params
     if address.file is None or address.directory:
         if "meta" in query:
-            return _listing(request, state, name, version, address.file or "")
+            return listing_answer(request, state, name, version, address.file or "")
         if address.directory:
-            return _folder_page(request, state, name, version, address.file or "")
+            return folder_page(request, state, name, version, address.file or "")
         if row.default_path is None:
             raise AppError.not_found("no default file")
         pinned = f"/npm/{name}@{version}/{quote(row.default_path, safe='/')}"
@@ -263,7 +226,7 @@ async def _package(request: Request, address: PackageAddress) -> Response:
             found = state.store.file("npm", name, version, row.default_path)
             if found is None:
                 raise AppError.not_found()
-            return _sri(request, pinned, found)
+            return sri_answer(request, pinned, found)
         headers = {
             **CROSS_ORIGIN,
             "Cache-Control": DEFAULT_FILE_CACHE,
@@ -274,8 +237,8 @@ async def _package(request: Request, address: PackageAddress) -> Response:
         found = state.store.file("npm", name, version, address.file)
         if found is None:
             raise AppError.not_found()
-        return _sri(request, f"/npm/{name}@{version}/{quote(address.file, safe='/')}", found)
-    return await _serve(request, state, ("npm", name, version), address.file)
+        return sri_answer(request, f"/npm/{name}@{version}/{quote(address.file, safe='/')}", found)
+    return await serve_stored(request, state, ("npm", name, version), address.file)
 
 
 async def _esm(
@@ -286,10 +249,10 @@ async def _esm(
     for attempt in range(2):
         row = await state.modules.row(name, version, subpath)
         if "sri" in request.query_params:
-            return _sri(request, url, row)
+            return sri_answer(request, url, row)
         try:
-            return await _file_response(request, state, ("esm", name, version), row)
-        except _Vanished:
+            return await file_answer(request, state, ("esm", name, version), row)
+        except Vanished:
             if attempt:
                 break
             await anyio.to_thread.run_sync(state.store.forget, ("esm", name, version))
@@ -311,7 +274,7 @@ async def importmap(request: Request) -> Response:
     body = make_import_map(base, top, graph, users)
     pinned = all(is_exact(w.spec) for w in wanted)
     headers = {**CROSS_ORIGIN, "Cache-Control": DEFAULT_FILE_CACHE if pinned else ALIAS_CACHE}
-    response = _json(request, body, headers)
+    response = json_answer(request, body, headers)
     response.headers["Content-Type"] = "application/importmap+json"
     return response
 
@@ -326,148 +289,8 @@ async def _library_file(request: Request, address: LibraryAddress) -> Response:
             # Stored unverified (the catalog gave no hash): no integrity is published for it.
             raise AppError.not_found("no integrity: the library catalog publishes none for it")
         pinned = f"/npm/lib/{address.name}@{address.version}/{quote(address.file, safe='/')}"
-        return _sri(request, pinned, found)
-    return await _serve(request, state, ("lib", address.name, address.version), address.file)
-
-
-def _json(request: Request, body: object, headers: Mapping[str, str]) -> Response:
-    response = JSONResponse(body, headers=dict(headers))
-    if request.method == "HEAD":
-        response.body = b""  # Content-Length stays the GET's
-    return response
-
-
-def _sri(request: Request, pinned: str, found: FileRow) -> Response:
-    headers = {**CROSS_ORIGIN, "Cache-Control": PINNED_CACHE}
-    return _json(request, make_sri_body(pinned, found), headers)
-
-
-def _folder_rows(state: PackagesState, name: str, version: str, prefix: str) -> list[FileRow]:
-    rows = [row for row in state.store.files("npm", name, version) if row.path.startswith(prefix)]
-    if not rows:
-        raise AppError.not_found()
-    return rows
-
-
-def _listing(
-    request: Request, state: PackagesState, name: str, version: str, folder: str
-) -> Response:
-    prefix = folder.strip("/") + "/" if folder.strip("/") else ""
-    body = make_listing(name, version, prefix, _folder_rows(state, name, version, prefix))
-    return _json(request, body, {**CROSS_ORIGIN, "Cache-Control": PINNED_CACHE})
-
-
-def _folder_page(
-    request: Request, state: PackagesState, name: str, version: str, folder: str
-) -> Response:
-    """A folder below the version root as a plain HTML list (names escaped, no script at all)."""
-    prefix = folder.strip("/") + "/"
-    body = make_folder_html(name, version, prefix, _folder_rows(state, name, version, prefix))
-    headers = {**CROSS_ORIGIN, "Cache-Control": PINNED_CACHE, "Content-Security-Policy": FOLDER_CSP}
-    return Response(body_for(request, body), media_type="text/html; charset=utf-8", headers=headers)
-
-
-async def _file_response(
-    request: Request,
-    state: PackagesState,
-    key: tuple[Namespace, str, str],
-    found: FileRow,
-) -> Response:
-    blob = state.store.blob_path(found.blob)
-    if blob is None:
-        raise _Vanished
-    if state.store.touch(key):
-        state.flush_touches_soon()
-    headers = pinned_headers(found)
-    if request.scope["query_string"]:
-        query = request.query_params
-        if any(name in query for name in ASSET_QUERY) and blob.suffix in (".css", ".js", ".mjs"):
-            return await _pinned_asset(request, blob, found)
-    request_headers = request.headers
-    if_none_match = request_headers.get("if-none-match")
-    if if_none_match is not None and is_not_modified(
-        if_none_match, None, etag=headers["ETag"], last_modified=0
-    ):
-        return Response(status_code=304, headers=headers)
-    if found.size > INLINE_MAX_BYTES or "range" in request_headers:
-        return FileResponse(blob, media_type=package_media_type(found.path), headers=headers)
-    response = Response(b"" if request.method == "HEAD" else _read(blob))  # HEAD reads nothing
-    response.raw_headers = list(pinned_raw_headers(found))
-    return response
-
-
-async def _minified_sibling(
-    request: Request, state: PackagesState, key: tuple[Namespace, str, str], path: str
-) -> Response:
-    """jsDelivr's grammar: ``<file>.min.js``/``.min.css`` that the package lacks is its
-    ``<file>.js``/``.css`` through the minifier (the same one as ``?min=1``), pinned as well."""
-    match = MINIFIED_NAME.match(path)
-    source = None if match is None else state.store.file(*key, f"{match['stem']}.{match['ext']}")
-    blob = None if source is None else state.store.blob_path(source.blob)
-    if source is None or blob is None:
-        raise AppError.not_found()
-    minified_from = {"X-Minified-From": quote(source.path, safe="/+@")}
-    return await _pinned_asset(request, blob, source, minified_from, AssetSpec(minify=True))
-
-
-async def _pinned_asset(
-    request: Request,
-    blob: Path,
-    found: FileRow,
-    extra: Mapping[str, str] | None = None,
-    spec: AssetSpec | None = None,
-) -> Response:
-    """A pinned CSS/JS file through the CSS/JS floor (``?min=1``…, or a ``.min.js`` the package
-    lacks), with the pinned headers but its own validators (the answer is not the file)."""
-    res = resources(request)
-    pinned = {k: v for k, v in pinned_headers(found).items() if k not in ("ETag", "Content-Digest")}
-    return await asset_response(
-        request,
-        blob,
-        lane=res.asset_lane,
-        cache=res.assets,
-        sources=res.sources,
-        cache_control=PINNED_CACHE,
-        max_bytes=res.settings.asset_max_bytes,
-        extra_headers={**pinned, **(extra or {})},
-        spec=spec,
-    )
-
-
-class _Vanished(Exception):
-    """A blob the index names is gone: another worker process evicted it a moment ago."""
-
-
-def _read(path: Path) -> bytes:
-    """Small files from the page cache: faster than a thread hop per 64 KiB chunk."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except FileNotFoundError as exc:
-        raise _Vanished from exc
-
-
-async def _serve(
-    request: Request, state: PackagesState, key: tuple[Namespace, str, str], path: str
-) -> Response:
-    """Serve ``path`` of an ingested version; if its blob vanished, forget the version, fetch it
-    again (single flight) and serve once more."""
-    ns, name, version = key
-    for attempt in range(2):
-        found = state.store.file(ns, name, version, path)
-        if found is None:
-            return await _minified_sibling(request, state, key, path)
-        try:
-            return await _file_response(request, state, key, found)
-        except _Vanished:
-            if attempt:
-                break
-            await anyio.to_thread.run_sync(state.store.forget, key)
-            if ns == "npm":
-                await state.packages.ensure_version(name, version)
-            else:
-                await state.packages.ensure_library_file(name, version, path)
-    raise AppError.upstream("file is not available, retry", status=503)
+        return sri_answer(request, pinned, found)
+    return await serve_stored(request, state, ("lib", address.name, address.version), address.file)
 
 
 PART = Part(

@@ -1,0 +1,179 @@
+"""One stored file as an HTTP answer: pinned headers, 304, inline or streamed, through the CSS/JS
+floor when asked, the ``.min.js`` a package lacks, listings and folder pages, SRI bodies; and a
+blob another process evicted is fetched again once (``serve_stored``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Final
+from urllib.parse import quote
+
+import anyio.to_thread
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+
+from assetgate.errors import AppError
+from assetgate.minify.respond import asset_response
+from assetgate.minify.spec import AssetSpec
+from assetgate.packages.bodies import (
+    CROSS_ORIGIN,
+    FOLDER_CSP,
+    PINNED_CACHE,
+    make_folder_html,
+    make_listing,
+    make_sri_body,
+    package_media_type,
+    pinned_headers,
+    pinned_raw_headers,
+)
+from assetgate.packages.state import PackagesState
+from assetgate.packages.store import FileRow, Namespace
+from assetgate.resources import resources
+from assetgate.web.caching import is_not_modified
+from assetgate.web.http import body_for
+
+INLINE_MAX_BYTES: Final = 1024 * 1024
+ASSET_QUERY: Final = ("min", "compress", "safe")
+MINIFIED_NAME: Final = re.compile(r"^(?P<stem>.+)\.min\.(?P<ext>js|css)$")
+
+
+def json_answer(request: Request, body: object, headers: Mapping[str, str]) -> Response:
+    response = JSONResponse(body, headers=dict(headers))
+    if request.method == "HEAD":
+        response.body = b""  # Content-Length stays the GET's
+    return response
+
+
+def sri_answer(request: Request, pinned: str, found: FileRow) -> Response:
+    headers = {**CROSS_ORIGIN, "Cache-Control": PINNED_CACHE}
+    return json_answer(request, make_sri_body(pinned, found), headers)
+
+
+def folder_rows(state: PackagesState, name: str, version: str, prefix: str) -> list[FileRow]:
+    rows = [row for row in state.store.files("npm", name, version) if row.path.startswith(prefix)]
+    if not rows:
+        raise AppError.not_found()
+    return rows
+
+
+def listing_answer(
+    request: Request, state: PackagesState, name: str, version: str, folder: str
+) -> Response:
+    prefix = folder.strip("/") + "/" if folder.strip("/") else ""
+    body = make_listing(name, version, prefix, folder_rows(state, name, version, prefix))
+    return json_answer(request, body, {**CROSS_ORIGIN, "Cache-Control": PINNED_CACHE})
+
+
+def folder_page(
+    request: Request, state: PackagesState, name: str, version: str, folder: str
+) -> Response:
+    """A folder below the version root as a plain HTML list (names escaped, no script at all)."""
+    prefix = folder.strip("/") + "/"
+    body = make_folder_html(name, version, prefix, folder_rows(state, name, version, prefix))
+    headers = {**CROSS_ORIGIN, "Cache-Control": PINNED_CACHE, "Content-Security-Policy": FOLDER_CSP}
+    return Response(body_for(request, body), media_type="text/html; charset=utf-8", headers=headers)
+
+
+async def file_answer(
+    request: Request,
+    state: PackagesState,
+    key: tuple[Namespace, str, str],
+    found: FileRow,
+) -> Response:
+    blob = state.store.blob_path(found.blob)
+    if blob is None:
+        raise Vanished
+    if state.store.touch(key):
+        state.flush_touches_soon()
+    headers = pinned_headers(found)
+    if request.scope["query_string"]:
+        query = request.query_params
+        if any(name in query for name in ASSET_QUERY) and blob.suffix in (".css", ".js", ".mjs"):
+            return await pinned_asset(request, blob, found)
+    request_headers = request.headers
+    if_none_match = request_headers.get("if-none-match")
+    if if_none_match is not None and is_not_modified(
+        if_none_match, None, etag=headers["ETag"], last_modified=0
+    ):
+        return Response(status_code=304, headers=headers)
+    if found.size > INLINE_MAX_BYTES or "range" in request_headers:
+        return FileResponse(blob, media_type=package_media_type(found.path), headers=headers)
+    response = Response(b"" if request.method == "HEAD" else read_small(blob))  # HEAD reads nothing
+    response.raw_headers = list(pinned_raw_headers(found))
+    return response
+
+
+async def minified_sibling(
+    request: Request, state: PackagesState, key: tuple[Namespace, str, str], path: str
+) -> Response:
+    """jsDelivr's grammar: ``<file>.min.js``/``.min.css`` that the package lacks is its
+    ``<file>.js``/``.css`` through the minifier (the same one as ``?min=1``), pinned as well."""
+    match = MINIFIED_NAME.match(path)
+    source = None if match is None else state.store.file(*key, f"{match['stem']}.{match['ext']}")
+    blob = None if source is None else state.store.blob_path(source.blob)
+    if source is None or blob is None:
+        raise AppError.not_found()
+    minified_from = {"X-Minified-From": quote(source.path, safe="/+@")}
+    return await pinned_asset(request, blob, source, minified_from, AssetSpec(minify=True))
+
+
+async def pinned_asset(
+    request: Request,
+    blob: Path,
+    found: FileRow,
+    extra: Mapping[str, str] | None = None,
+    spec: AssetSpec | None = None,
+) -> Response:
+    """A pinned CSS/JS file through the CSS/JS floor (``?min=1``…, or a ``.min.js`` the package
+    lacks), with the pinned headers but its own validators (the answer is not the file)."""
+    res = resources(request)
+    pinned = {k: v for k, v in pinned_headers(found).items() if k not in ("ETag", "Content-Digest")}
+    return await asset_response(
+        request,
+        blob,
+        lane=res.asset_lane,
+        cache=res.assets,
+        sources=res.sources,
+        cache_control=PINNED_CACHE,
+        max_bytes=res.settings.asset_max_bytes,
+        extra_headers={**pinned, **(extra or {})},
+        spec=spec,
+    )
+
+
+class Vanished(Exception):
+    """A blob the index names is gone: another worker process evicted it a moment ago."""
+
+
+def read_small(path: Path) -> bytes:
+    """Small files from the page cache: faster than a thread hop per 64 KiB chunk."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except FileNotFoundError as exc:
+        raise Vanished from exc
+
+
+async def serve_stored(
+    request: Request, state: PackagesState, key: tuple[Namespace, str, str], path: str
+) -> Response:
+    """Serve ``path`` of an ingested version; if its blob vanished, forget the version, fetch it
+    again (single flight) and serve once more."""
+    ns, name, version = key
+    for attempt in range(2):
+        found = state.store.file(ns, name, version, path)
+        if found is None:
+            return await minified_sibling(request, state, key, path)
+        try:
+            return await file_answer(request, state, key, found)
+        except Vanished:
+            if attempt:
+                break
+            await anyio.to_thread.run_sync(state.store.forget, key)
+            if ns == "npm":
+                await state.packages.ensure_version(name, version)
+            else:
+                await state.packages.ensure_library_file(name, version, path)
+    raise AppError.upstream("file is not available, retry", status=503)
