@@ -21,7 +21,8 @@ import pyvips
 from assetgate import stop
 from assetgate.imaging.frames import is_animated, make_roll, split_frames, timing
 from assetgate.imaging.load import to_srgb8
-from assetgate.optimizer.plan import WHITE, Plan, place
+from assetgate.optimizer.geometry import WHITE, place
+from assetgate.optimizer.plan import Plan
 
 Step = Callable[[pyvips.Image, Plan], pyvips.Image]
 
