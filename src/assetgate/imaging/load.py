@@ -51,7 +51,7 @@ import pyvips
 
 from assetgate import stop
 from assetgate.errors import AppError
-from assetgate.imaging import gif_header, heif_header, integrity, jpeg_header
+from assetgate.imaging import heif_header, integrity
 from assetgate.imaging.formats import (
     ANIMATED_FORMATS,
     ImageInput,
@@ -70,6 +70,7 @@ from assetgate.imaging.pillow import (
     probe_pillow,
     tiff_tag,
 )
+from assetgate.imaging.prechecks import check_gif_canvas, check_jpeg, too_large
 
 __all__ = [
     "ImageInput",
@@ -133,7 +134,7 @@ def probe(
     progressive = False
     if fmt == "jpeg":
         # Before libjpeg, which runs every scan over the whole image before the first pixel.
-        progressive = _check_jpeg(src, max_scans)
+        progressive = check_jpeg(src, max_scans)
     if fmt in ("heif", "avif"):
         # Before libheif, which refuses some hostile headers outright and reports the cropped
         # size: the coded size a decoder allocates, whatever follows in the file.
@@ -141,12 +142,12 @@ def probe(
             heif_header.read_meta(src) if isinstance(src, Path | str) else src
         )
         if claim is not None and claim[0] * claim[1] > max_pixels:
-            raise _too_large(*claim, max_pixels)
+            raise too_large(*claim, max_pixels)
     if fmt == "gif":
         # Before libnsgif and Pillow: the canvas they allocate is the logical screen grown to
         # every frame's extent (a 1x1 frame at 60000,60000 is a 3.6 GP canvas), not the frame
         # size libvips reports.
-        _check_gif_canvas(src, max_pixels)
+        check_gif_canvas(src, max_pixels)
     with decoding():
         if fmt in PILLOW_FORMATS:
             info = probe_pillow(src, fmt)
@@ -155,7 +156,7 @@ def probe(
         else:
             info = _probe_vips(src, fmt)
     if info.pixels > max_pixels:
-        raise _too_large(info.width, info.height, max_pixels)
+        raise too_large(info.width, info.height, max_pixels)
     if fmt == "gif":
         integrity.check_gif_trailer(src)
     return replace(info, progressive=True) if progressive else info
@@ -389,42 +390,3 @@ def _check_codec(fmt: InputFormat, disabled: Collection[str]) -> None:
     loader = _VIPS_LOADERS.get(fmt)
     if fmt not in PILLOW_FORMATS and loader and not pyvips.type_find("VipsOperation", loader):
         raise AppError.not_implemented(f"the {fmt} decoder is not available on this server")
-
-
-def _check_gif_canvas(src: ImageInput, max_pixels: int) -> None:
-    if isinstance(src, Path | str):
-        canvas = gif_header.file_canvas_size(src)
-    else:
-        canvas = gif_header.canvas_size(src)
-    if canvas is not None and canvas[0] * canvas[1] > max_pixels:
-        width, height = canvas
-        raise AppError.too_large(
-            f"GIF screen and frames span {width}x{height} ({width * height / 1e6:.1f} MP), over "
-            f"the input limit of {max_pixels / 1e6:g} MP"
-        )
-
-
-def _check_jpeg(src: ImageInput, max_scans: int) -> bool:
-    """Before libjpeg: too many scans (413), a progressive file cut between scans (415).
-    True for a multi-scan file (libjpeg then buffers every coefficient: ``imaging.cost``)."""
-    if isinstance(src, Path | str):
-        scans = jpeg_header.read_file_scans(src, stop_after=max_scans)
-    else:
-        scans = jpeg_header.read_scans(src, stop_after=max_scans)
-    if scans.count > max_scans:
-        raise AppError.too_large(
-            f"JPEG has more than {max_scans} progressive scans (the limit); each scan is a pass "
-            "over the whole image"
-        )
-    if scans.truncated:
-        log.info("undecodable image: a progressive JPEG ends after %d scans", scans.count)
-        raise AppError.unsupported_media("image data is truncated or corrupt")
-    return scans.count > 1
-
-
-def _too_large(width: int, height: int, max_pixels: int) -> AppError:
-    megapixels = width * height / 1e6
-    return AppError.too_large(
-        f"image is {width}x{height} ({megapixels:.1f} MP), over the input limit of "
-        f"{max_pixels / 1e6:g} MP"
-    )

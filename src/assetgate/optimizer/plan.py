@@ -7,10 +7,11 @@ output format (spec §4.1 ``format`` with its negotiation), the geometry, the li
 "never bigger" rule) all land in one ``Plan``; ``render`` then only executes it. So a 413 or 501
 costs a header read.
 
-Geometry (``optimizer.geometry``) is computed in display space, i.e. after EXIF orientation, which is the space a user's
-``crop``/``focus_crop`` coordinates and ``width``/``height`` refer to. When the image is only made
-smaller it is loaded at (about) the target scale (libvips shrink-on-load) and any crop box is
-mapped into that scaled space, instead of decoding every source pixel and resizing afterwards.
+Geometry (``optimizer.geometry``) is computed in display space, i.e. after EXIF orientation, which
+is the space a user's ``crop``/``focus_crop`` coordinates and ``width``/``height`` refer to. When
+the image is only made smaller it is loaded at (about) the target scale (libvips shrink-on-load)
+and any crop box is mapped into that scaled space, instead of decoding every source pixel and
+resizing afterwards.
 """
 
 from __future__ import annotations

@@ -1,0 +1,55 @@
+"""What a file's own markers say before any decoder runs: a GIF's screen grown to every frame's
+extent, a JPEG's scan count and whether a progressive one was cut between scans, and the 413 of an
+image over the pixel limit. Each reads a few bytes or walks the markers (``gif_header``,
+``jpeg_header``); ``imaging.load`` calls them before libvips or Pillow sees the file.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from assetgate.errors import AppError
+from assetgate.imaging import gif_header, jpeg_header
+from assetgate.imaging.formats import ImageInput
+
+log = logging.getLogger("assetgate.imaging")
+
+
+def check_gif_canvas(src: ImageInput, max_pixels: int) -> None:
+    if isinstance(src, Path | str):
+        canvas = gif_header.file_canvas_size(src)
+    else:
+        canvas = gif_header.canvas_size(src)
+    if canvas is not None and canvas[0] * canvas[1] > max_pixels:
+        width, height = canvas
+        raise AppError.too_large(
+            f"GIF screen and frames span {width}x{height} ({width * height / 1e6:.1f} MP), over "
+            f"the input limit of {max_pixels / 1e6:g} MP"
+        )
+
+
+def check_jpeg(src: ImageInput, max_scans: int) -> bool:
+    """Before libjpeg: too many scans (413), a progressive file cut between scans (415).
+    True for a multi-scan file (libjpeg then buffers every coefficient: ``imaging.cost``)."""
+    if isinstance(src, Path | str):
+        scans = jpeg_header.read_file_scans(src, stop_after=max_scans)
+    else:
+        scans = jpeg_header.read_scans(src, stop_after=max_scans)
+    if scans.count > max_scans:
+        raise AppError.too_large(
+            f"JPEG has more than {max_scans} progressive scans (the limit); each scan is a pass "
+            "over the whole image"
+        )
+    if scans.truncated:
+        log.info("undecodable image: a progressive JPEG ends after %d scans", scans.count)
+        raise AppError.unsupported_media("image data is truncated or corrupt")
+    return scans.count > 1
+
+
+def too_large(width: int, height: int, max_pixels: int) -> AppError:
+    megapixels = width * height / 1e6
+    return AppError.too_large(
+        f"image is {width}x{height} ({megapixels:.1f} MP), over the input limit of "
+        f"{max_pixels / 1e6:g} MP"
+    )
