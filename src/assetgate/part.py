@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from starlette.requests import Request
 from starlette.routing import BaseRoute
 
 from assetgate.resources import Resources
+
+S = TypeVar("S")
 
 PartLifespan = Callable[[Resources], AbstractAsyncContextManager[object]]
 
@@ -33,6 +35,10 @@ class Part:
     lifespan: PartLifespan = no_state
 
 
-def part_state(request: Request, name: str) -> Any:
-    """The object a part's lifespan yielded, under the part's name."""
-    return getattr(request.state, name)
+def part_state(request: Request, name: str, kind: type[S]) -> S:
+    """The object a part's lifespan yielded, under the part's name, typed as the part built it
+    (a wrong type is a programming error, raised at the first request rather than typed ``Any``)."""
+    state = getattr(request.state, name)
+    if not isinstance(state, kind):
+        raise TypeError(f"{name}: the lifespan yielded {type(state).__name__}, not {kind.__name__}")
+    return state

@@ -144,7 +144,7 @@ async def public_file(request: Request) -> Response:
 
 async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Response:
     res = resources(request)
-    state: OptimizerState = part_state(request, "optimizer")
+    state = part_state(request, "optimizer", OptimizerState)
     if state.signing_keys:
         _check_signature(request, name, state.signing_keys, static_when_plain)
     query = state.read_query(request.scope["query_string"], static_when_plain)
@@ -360,7 +360,7 @@ def _rendered_headers(source_size: int, outcome: Outcome, cache_state: str) -> d
 
 
 def _cors(request: Request) -> Mapping[str, str]:
-    state: OptimizerState = part_state(request, "optimizer")
+    state = part_state(request, "optimizer", OptimizerState)
     return {"Access-Control-Allow-Origin": state.cors["Access-Control-Allow-Origin"]}
 
 

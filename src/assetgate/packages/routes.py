@@ -109,9 +109,7 @@ def _route(path: str, endpoint: Endpoint) -> Route:
 
 
 def _state(request: Request) -> PackagesState:
-    state = part_state(request, "packages")
-    assert isinstance(state, PackagesState)
-    return state
+    return part_state(request, "packages", PackagesState)
 
 
 # --- page and search ------------------------------------------------------------------------------

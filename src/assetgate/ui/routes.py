@@ -75,7 +75,7 @@ async def dispatch(request: Request) -> Response:
     rest: str = request.path_params["rest"]
     if rest == "files":
         return await files(request)
-    state: UiState = part_state(request, NAME)
+    state = part_state(request, NAME, UiState)
     if rest in PAGES:
         item = state.pages.get(rest)
         headers = {

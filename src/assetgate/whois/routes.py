@@ -130,13 +130,13 @@ async def whois_text(request: Request) -> Response:
 async def whois_json(request: Request) -> Response:
     raw = read_bool(request.query_params, "raw")
     answer, cached = await _answer(request)
-    state: WhoisState = part_state(request, NAME)
+    state = part_state(request, NAME, WhoisState)
     body = state.json_body(answer, cached=cached, raw=raw)
     return Response(body, media_type="application/json", headers=RESPONSE_HEADERS)
 
 
 async def _answer(request: Request) -> tuple[Answer, bool]:
-    state: WhoisState = part_state(request, NAME)
+    state = part_state(request, NAME, WhoisState)
     domain = read_domain(request.query_params, state)
     return await _lookup(state, domain)
 
