@@ -6,8 +6,6 @@ import hashlib
 from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
 
-from starlette.requests import Request
-
 
 def make_etag(*parts: object) -> str:
     """A strong ETag over everything that decides the bytes of a response."""
@@ -55,16 +53,3 @@ def is_not_modified(
     if not isinstance(last_modified, datetime):
         last_modified = datetime.fromtimestamp(last_modified, tz=UTC)
     return last_modified.replace(microsecond=0) <= since
-
-
-def request_is_not_modified(request: Request, etag: str, last_modified: datetime | float) -> bool:
-    h = request.headers
-    return is_not_modified(
-        h.get("if-none-match"), h.get("if-modified-since"), etag=etag, last_modified=last_modified
-    )
-
-
-def validator_headers(
-    etag: str, last_modified: datetime | float, cache_control: str
-) -> dict[str, str]:
-    return {"ETag": etag, "Last-Modified": http_date(last_modified), "Cache-Control": cache_control}

@@ -78,14 +78,3 @@ class BlockResponse(Response):
         self.body = body
         self.background = None
         self.raw_headers = list(block)
-
-
-def answer(request: Request, prepared: Prepared, body: bytes) -> Response:
-    """The 304 when the request's validators match, else the 200 of ``prepared`` with ``body``.
-
-    The function a cache hit calls with bytes it already holds.
-    """
-    if prepared.matches(request):
-        return BlockResponse(304, prepared.not_modified)
-    assert prepared.ok is not None
-    return BlockResponse(200, prepared.ok, b"" if request.method == "HEAD" else body)
