@@ -142,12 +142,26 @@
     timer = window.setTimeout(() => search(query.slice(0, 80)), DEBOUNCE_MS);
   }
 
+  // The address holds the search: /npm?q=react opens with it, and typing keeps ?q= current, so a
+  // search can be linked and survives a reload.
+  function remember() {
+    const query = input.value.trim();
+    const url = query ? `/npm?q=${encodeURIComponent(query)}` : "/npm";
+    if (url !== window.location.pathname + window.location.search) {
+      window.history.replaceState(null, "", url);
+    }
+  }
+
   input.addEventListener("input", schedule);
+  input.addEventListener("input", remember);
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     window.clearTimeout(timer);
+    remember();
     const query = input.value.trim();
     if (query.length >= 2) search(query.slice(0, 80));
   });
+  const asked = new URLSearchParams(window.location.search).get("q");
+  if (asked !== null) input.value = asked.slice(0, 80);
   if (input.value.trim()) schedule();
 })();

@@ -2,7 +2,7 @@
 "use strict";
 
 (function () {
-  const { element } = window.ui;
+  const { element, inline } = window.ui;
   const status = document.getElementById("status");
   const toc = document.getElementById("toc");
   const list = document.getElementById("operations");
@@ -33,7 +33,7 @@
     const tbody = element("tbody");
     for (const cells of rows) {
       const row = element("tr");
-      for (const text of cells) row.appendChild(element("td", text));
+      for (const text of cells) row.appendChild(element("td")).appendChild(inline(text));
       tbody.appendChild(row);
     }
     node.append(thead, tbody);
@@ -48,7 +48,7 @@
     section.id = id;
     section.className = "operation";
     section.appendChild(element("h2", `${method.toUpperCase()} ${path}`));
-    if (op.summary) section.appendChild(element("p", op.summary));
+    if (op.summary) section.appendChild(element("p")).appendChild(inline(op.summary));
     section.appendChild(element("p", `operationId: ${id}`, "hint"));
     const params = op.parameters || [];
     if (params.length) {

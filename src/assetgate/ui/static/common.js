@@ -51,5 +51,16 @@ window.ui = (function () {
     return node;
   }
 
-  return { bytes, saved, errorText, retryAfter, copyButton, element };
+  // A help text of /openapi.json as nodes: `code` spans (Markdown backticks) become <code>, the
+  // rest text; nothing is parsed as HTML.
+  function inline(text) {
+    const fragment = document.createDocumentFragment();
+    String(text ?? "").split("`").forEach((part, index) => {
+      if (!part) return;
+      fragment.appendChild(index % 2 ? element("code", part) : document.createTextNode(part));
+    });
+    return fragment;
+  }
+
+  return { bytes, saved, errorText, retryAfter, copyButton, element, inline };
 })();

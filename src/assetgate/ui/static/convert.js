@@ -61,8 +61,8 @@
   async function convertOne(file) {
     const row = element("tr");
     const cells = {
-      name: element("td", file.name), before: element("td", bytes(file.size)),
-      after: element("td", "–"), saved: element("td", "–"), result: element("td"),
+      name: element("td", file.name), before: element("td", bytes(file.size), "num"),
+      after: element("td", "–", "num"), saved: element("td", "–", "num"), result: element("td"),
       preview: element("td"),
     };
     const progress = element("progress");

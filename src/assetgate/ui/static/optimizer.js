@@ -5,7 +5,7 @@
 "use strict";
 
 (function () {
-  const { bytes, element, errorText, copyButton } = window.ui;
+  const { bytes, element, errorText, copyButton, inline } = window.ui;
   const form = document.getElementById("controls");
   const fileInput = document.getElementById("file");
   const datalist = document.getElementById("file-list");
@@ -18,6 +18,10 @@
   const textResult = document.getElementById("text-result");
   const widths = document.getElementById("widths");
   const snippet = document.getElementById("snippet");
+  const snippetSection = document.getElementById("snippet-section");
+  const originalFigure = document.getElementById("original-figure");
+  const resultFigure = document.getElementById("result-figure");
+  const explain = document.getElementById("explain");
   const ACCEPT = "image/avif,image/webp,image/apng,image/*,*/*;q=0.8";
   const TEXT_FILE = /\.(css|js|mjs)$/i;
   const controls = new Map(); // parameter name -> input or select
@@ -27,6 +31,13 @@
   let snippetGeneration = 0;
   let snippetTimer = 0;
   const MAX_WIDTHS = 8;
+  // What a 403 naming `s` means for this page (docs/deploying.md, "Signed URLs").
+  const SIGNING_NOTE = "This server only answers signed optimizer URLs (ASSETGATE_SIGNING_KEYS " +
+    "is set): a URL that transforms a file must end with an s= signature made with the " +
+    "server's secret key, so that nobody can make it render variants it never published. This " +
+    "page has no key, so it can show the original file (a URL without parameters needs no " +
+    "signature) but no result. To see one, sign its URL on the server, e.g. " +
+    "assetgate sign '/photo.jpg?width=400', and open the printed URL.";
 
   function isAlias(param) {
     return /^Short name of/.test(param.description || "");
@@ -61,7 +72,7 @@
     }
     input.id = id;
     input.name = param.name;
-    label.appendChild(element("span", param.description || "", "doc"));
+    label.appendChild(element("span", null, "doc")).appendChild(inline(param.description));
     if (schema.type === "boolean") wrap.append(input, label);
     else wrap.append(label, input);
     controls.set(param.name, input);
@@ -153,7 +164,9 @@
     if (resultUrl) URL.revokeObjectURL(resultUrl);
     resultUrl = "";
     result.removeAttribute("src");
+    result.hidden = true;
     textResult.hidden = true;
+    resultFigure.hidden = true;
     for (const id of ["bytes-before", "bytes-after", "ratio", "output-format", "time"]) {
       document.getElementById(id).textContent = "–";
     }
@@ -182,9 +195,17 @@
     const mine = ++generation;
     status.className = "status";
     status.textContent = "Working…";
+    explain.hidden = true;
     const text = TEXT_FILE.test(file);
-    original.hidden = text;
-    if (!text) original.src = publicUrl(file, new URLSearchParams());
+    // The original shows once it has loaded (a missing file is no broken-image icon); a CSS or
+    // JavaScript file has no picture, only the text of the answer.
+    originalFigure.hidden = true;
+    snippetSection.hidden = text;
+    const source = publicUrl(file, new URLSearchParams());
+    if (text) original.removeAttribute("src");
+    else if (original.getAttribute("src") === source && original.complete) {
+      originalFigure.hidden = original.naturalWidth === 0;
+    } else original.src = source;
     const started = performance.now();
     let response;
     try {
@@ -198,8 +219,14 @@
     if (mine !== generation) return;
     clearResult();
     if (!response.ok) {
+      const message = await errorText(response);
       status.className = "status error";
-      status.textContent = `HTTP ${response.status}: ${await errorText(response)}`;
+      status.textContent = `HTTP ${response.status}: ${message}`;
+      snippetSection.hidden = true;
+      if (response.status === 403 && message.startsWith("s: ")) {
+        explain.textContent = SIGNING_NOTE;
+        explain.hidden = false;
+      }
       return;
     }
     const blob = await response.blob();
@@ -214,6 +241,7 @@
     show("output-format", headers.get("X-Output-Format") || headers.get("Content-Type") || "–");
     const server = headers.get("Server-Timing");
     show("time", `${Math.round(elapsed)} ms in the browser${server ? ` (server: ${server})` : ""}`);
+    resultFigure.hidden = false;
     if (text) {
       textResult.textContent = (await blob.text()).slice(0, 4000);
       textResult.hidden = false;
@@ -232,6 +260,9 @@
       document.getElementById(target).textContent = `${img.naturalWidth} × ${img.naturalHeight}`;
     });
   }
+
+  original.addEventListener("load", () => { originalFigure.hidden = false; });
+  original.addEventListener("error", () => { originalFigure.hidden = true; });
 
   async function complete() {
     try {
