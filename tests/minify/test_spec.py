@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from assetgate.errors import AppError
-from assetgate.minify.spec import AssetPlan, AssetSpec, kind_of, make_plan, parse_asset_spec
+from assetgate.minify.spec import AssetPlan, AssetSpec, kind_of, make_asset_plan, parse_asset_spec
 
 
 @pytest.mark.parametrize(
@@ -48,7 +48,7 @@ def test_kind_of(path: str, kind: str | None) -> None:
 def plan(
     spec: AssetSpec, kind: str = "js", accept: str | None = "gzip", size: int = 10
 ) -> AssetPlan:
-    return make_plan(spec, kind, accept_encoding=accept, size=size, max_bytes=100)  # type: ignore[arg-type]
+    return make_asset_plan(spec, kind, accept_encoding=accept, size=size, max_bytes=100)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

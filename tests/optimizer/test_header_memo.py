@@ -32,7 +32,7 @@ def probes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """The files the route sends to the header probe, in order."""
     seen: list[Path] = []
 
-    def counting(job: render.Job) -> render.Prepared | render.Outcome:
+    def counting(job: render.Job) -> render.Probed | render.Outcome:
         seen.append(job.path)
         return render.prepare(job)
 
@@ -108,12 +108,12 @@ def test_a_remembered_header_opens_the_name_the_request_used(tmp_path: Path) -> 
         limits=Limits.from_settings(settings),
     )
     ready = render.prepare(job)
-    assert isinstance(ready, render.Prepared)
+    assert isinstance(ready, render.Probed)
     (tmp_path / "a.jpg").rename(tmp_path / "b.jpg")
     moved = ready.at(tmp_path / "b.jpg")
     assert moved.src == tmp_path / "b.jpg"
     outcome = render.render(job, moved)
     assert outcome.body is not None
     assert dimensions(outcome.body) == (20, 15)
-    small = render.Prepared(b"\xff\xd8", ready.fmt, ready.info, ready.plan)
+    small = render.Probed(b"\xff\xd8", ready.fmt, ready.info, ready.plan)
     assert small.at(tmp_path / "b.jpg") is small  # a small file's bytes are the version itself

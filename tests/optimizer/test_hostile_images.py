@@ -133,7 +133,7 @@ def test_the_door_counts_a_renders_measured_peak(tmp_path: Path) -> None:
     buffer for a progressive file; a render reduced while loading costs far less."""
     from assetgate.optimizer.plan import Limits, Negotiation
     from assetgate.optimizer.queries import read_query
-    from assetgate.optimizer.render import Job, Prepared, prepare
+    from assetgate.optimizer.render import Job, Probed, prepare
     from assetgate.settings import Settings
 
     settings = Settings()
@@ -152,7 +152,7 @@ def test_the_door_counts_a_renders_measured_peak(tmp_path: Path) -> None:
             limits=Limits.from_settings(settings),
         )
         ready = prepare(job)
-        assert isinstance(ready, Prepared)
+        assert isinstance(ready, Probed)
         return ready.cost
 
     pixels = 400 * 300

@@ -12,7 +12,7 @@ import pytest
 
 from assetgate.errors import AppError
 from assetgate.packages.store import Store
-from assetgate.packages.tarball import Limits, clean_member_name, unpack
+from assetgate.packages.tarball import TarballLimits, clean_member_name, unpack
 from tests.packages.upstream import make_tarball
 
 
@@ -119,12 +119,12 @@ def test_gzip_bomb_is_stopped_and_nothing_is_left(tmp_path: Path, store: Store) 
 @pytest.mark.parametrize(
     ("limits", "files"),
     [
-        (Limits(max_files=3), {f"f{i}.js": b"x" for i in range(5)}),
-        (Limits(max_file_bytes=10), {"big.js": b"x" * 11}),
-        (Limits(max_unpacked_bytes=15), {"a.js": b"x" * 8, "b.js": b"y" * 8}),
+        (TarballLimits(max_files=3), {f"f{i}.js": b"x" for i in range(5)}),
+        (TarballLimits(max_file_bytes=10), {"big.js": b"x" * 11}),
+        (TarballLimits(max_unpacked_bytes=15), {"a.js": b"x" * 8, "b.js": b"y" * 8}),
     ],
 )
-def test_caps(tmp_path: Path, store: Store, limits: Limits, files: dict[str, bytes]) -> None:
+def test_caps(tmp_path: Path, store: Store, limits: TarballLimits, files: dict[str, bytes]) -> None:
     with pytest.raises(AppError) as caught:
         unpack(write(tmp_path, make_tarball(files)), store.new_sink(), limits)
     assert caught.value.status == 413

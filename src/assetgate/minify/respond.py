@@ -33,7 +33,7 @@ from assetgate.errors import AppError
 from assetgate.minify.lane import AssetLane
 from assetgate.minify.render import Rendered
 from assetgate.minify.sniff import SNIFF_BYTES, looks_binary
-from assetgate.minify.spec import MEDIA_TYPES, AssetSpec, kind_of, make_plan, parse_asset_spec
+from assetgate.minify.spec import MEDIA_TYPES, AssetSpec, kind_of, make_asset_plan, parse_asset_spec
 from assetgate.web.caching import make_etag
 from assetgate.web.files import Source, Sources
 from assetgate.web.hotlane import BodyOf, Offer, file_body
@@ -95,7 +95,7 @@ async def asset_response(
     if spec is None:
         spec = parse_asset_spec(request.query_params)
     info = source_stat if source_stat is not None else _stat_regular(source)
-    plan = make_plan(
+    plan = make_asset_plan(
         spec,
         kind,
         accept_encoding=request.headers.get("accept-encoding"),

@@ -59,7 +59,7 @@ class AssetPlan:
         return self.transform == "none" and self.encoding == "identity"
 
 
-def make_plan(
+def make_asset_plan(
     spec: AssetSpec,
     kind: AssetKind,
     *,

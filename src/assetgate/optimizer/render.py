@@ -87,7 +87,7 @@ class Outcome:
 
 
 @dataclass(frozen=True, slots=True)
-class Prepared:
+class Probed:
     """What the header said and what to do: enough to know the render's cost before it runs."""
 
     src: ImageInput
@@ -112,7 +112,7 @@ class Prepared:
         """Read from the file's name; a small file's ``src`` is its head, i.e. its bytes."""
         return isinstance(self.src, Path | str)
 
-    def at(self, path: Path) -> Prepared:
+    def at(self, path: Path) -> Probed:
         """The same header read through another name of the version (the first may be gone)."""
         return replace(self, src=path) if self.by_name else self
 
@@ -123,7 +123,7 @@ def process(job: Job, *, reencode: bool = False) -> Outcome:
     return ready if isinstance(ready, Outcome) else render(job, ready)
 
 
-def prepare(job: Job, *, reencode: bool = False) -> Prepared | Outcome:
+def prepare(job: Job, *, reencode: bool = False) -> Probed | Outcome:
     """Sniff (415), header probe (413/501) and plan: a pass-through needs no render at all.
 
     ``reencode`` (the command line) renders a pass-through too: every pixel is decoded, so a
@@ -144,10 +144,10 @@ def prepare(job: Job, *, reencode: bool = False) -> Prepared | Outcome:
         if not reencode:
             return Outcome(fmt, plan.output, None, info.width, info.height)
         plan = replace(plan, passthrough=False)
-    return Prepared(src, fmt, info, plan)
+    return Probed(src, fmt, info, plan)
 
 
-def render(job: Job, ready: Prepared) -> Outcome:
+def render(job: Job, ready: Probed) -> Outcome:
     """Decode, run the pipeline, encode; the original instead when a pure re-encode grew."""
     decode = job.limits.decode
     src, fmt, info, plan = ready.src, ready.fmt, ready.info, ready.plan

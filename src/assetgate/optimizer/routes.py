@@ -40,8 +40,7 @@ from assetgate.optimizer.params import ALIASES, FILE_PARAM
 from assetgate.optimizer.plan import Limits, Negotiation
 from assetgate.optimizer.presets import load_presets, transforms
 from assetgate.optimizer.queries import QueryReader, query_reader
-from assetgate.optimizer.render import Job, Outcome, prepare, render
-from assetgate.optimizer.render import Prepared as Ready
+from assetgate.optimizer.render import Job, Outcome, Probed, prepare, render
 from assetgate.optimizer.spec import ImageSpec
 from assetgate.optimizer.static import VARIANT as STATIC_VARIANT
 from assetgate.optimizer.static import static_prepared
@@ -221,7 +220,7 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
     async def run() -> Outcome:
         # Two trips through the door: the header decides what the render costs in memory. The
         # header of a version is read once; a later render of the variant goes straight on.
-        ready = source.recall(variant, Ready)
+        ready = source.recall(variant, Probed)
         if ready is not None:
             ready = ready.at(job.path)
         else:

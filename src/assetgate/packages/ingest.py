@@ -38,8 +38,8 @@ from assetgate.packages.integrity import Expected, expected_for_dist, needs_sri,
 from assetgate.packages.store import FileRow, Store, StoreSink, VersionKey, VersionRow
 from assetgate.packages.tarball import (
     CHUNK_BYTES,
-    Limits,
     StoredBlob,
+    TarballLimits,
     blob_suffix,
     unpack,
 )
@@ -56,7 +56,7 @@ NEGATIVE_TTL_S: Final = 60.0
 PACKUMENT_MEMORY_BYTES: Final = 32 * 1024 * 1024
 DOWNLOAD_DEADLINE_S: Final = 60.0
 MAX_TARBALL_BYTES: Final = 64 * 1024 * 1024
-DEFAULT_LIMITS: Final = Limits()
+DEFAULT_LIMITS: Final = TarballLimits()
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +116,7 @@ class Packages:
         gate: WorkGate,
         upstreams: Upstreams,
         caches: IngestCaches,
-        limits: Limits = DEFAULT_LIMITS,
+        limits: TarballLimits = DEFAULT_LIMITS,
         max_tarball_bytes: int = MAX_TARBALL_BYTES,
     ) -> None:
         self.store = store

@@ -32,7 +32,7 @@ CACHE_MEMORY_BYTES: Final = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
-class Answer:
+class SearchAnswer:
     total: int
     hits: tuple[Hit, ...]
     warnings: tuple[str, ...] = ()  # one line per catalog that failed: the answer is partial
@@ -52,11 +52,11 @@ def catalog_warning(name: str, failure: BaseException) -> str:
     return f"{name}: searching {CATALOG_NAMES[name]} {why}; results are from the other catalog only"
 
 
-ANSWER_CODEC: Final = dataclass_codec(Answer)
+ANSWER_CODEC: Final = dataclass_codec(SearchAnswer)
 
 
 class Search:
-    def __init__(self, packages: Packages, cache: Cache[Answer]) -> None:
+    def __init__(self, packages: Packages, cache: Cache[SearchAnswer]) -> None:
         self.packages = packages
         self.cache = cache  # complete answers only; shared through Redis when configured
 
@@ -95,12 +95,12 @@ class Search:
             timeout_s=self._timeout(),
         )
 
-    async def answer(self, query: SearchQuery) -> Answer:
+    async def answer(self, query: SearchQuery) -> SearchAnswer:
         q, limit = query.cache_key()
         answer, _ = await self.cache.get_or_compute(f"{limit}:{q}", lambda: self._ask(query))
         return answer
 
-    async def _ask(self, query: SearchQuery) -> Answer:
+    async def _ask(self, query: SearchQuery) -> SearchAnswer:
         outcomes = await asyncio.gather(
             self._npm(query), self._library(query), return_exceptions=True
         )
@@ -119,10 +119,10 @@ class Search:
                 "search catalogs cannot be fetched (npm and library both failed)"
             )
         ranked = rank_hits(merge_hits(hits), query.q)
-        return Answer(len(ranked), tuple(ranked[: query.limit]), tuple(warnings))
+        return SearchAnswer(len(ranked), tuple(ranked[: query.limit]), tuple(warnings))
 
 
-def keep_for(ttl_s: float) -> Callable[[Answer], float]:
+def keep_for(ttl_s: float) -> Callable[[SearchAnswer], float]:
     """Complete answers for ``ttl_s``; partial ones are asked again (a catalog may be back)."""
     return lambda answer: 0.0 if answer.partial else ttl_s
 

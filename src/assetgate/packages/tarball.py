@@ -29,7 +29,7 @@ _DRIVE: Final = re.compile(r"^[A-Za-z]:")
 
 
 @dataclass(frozen=True, slots=True)
-class Limits:
+class TarballLimits:
     max_files: int = 20_000
     max_file_bytes: int = 32 * 1024 * 1024
     max_unpacked_bytes: int = 256 * 1024 * 1024
@@ -111,7 +111,7 @@ def _body(reader: IO[bytes], size: int) -> Iterator[bytes]:
         yield chunk
 
 
-def unpack(tarball: Path, sink: BlobSink, limits: Limits = Limits()) -> Unpacked:
+def unpack(tarball: Path, sink: BlobSink, limits: TarballLimits = TarballLimits()) -> Unpacked:
     """Read ``tarball`` (gzip'd tar) once; every kept regular file goes to ``sink``.
 
     The last duplicate of a path wins (npm's behaviour); blobs written for an overwritten entry

@@ -42,7 +42,7 @@ READS: Final = frozenset({"GET", "HEAD"})
 LaneKey = tuple[str, bytes, bytes | None, bytes | None]
 # The 200's bytes for a version's prepared answer, or None when they are no longer held here.
 BodyOf = Callable[[Source, Prepared], bytes | None]
-Answer = tuple[int, HeaderBlock, bytes]
+Replayed = tuple[int, HeaderBlock, bytes]
 
 
 def file_body(source: Source, prepared: Prepared) -> bytes | None:
@@ -136,14 +136,14 @@ class HotLane:
         while len(self._replays) > self.entries:
             self._replays.popitem(last=False)
 
-    def answer(self, scope: Scope) -> Answer | None:
+    def answer(self, scope: Scope) -> Replayed | None:
         """The route's answer to ``scope`` when it can be replayed exactly, else None."""
         found = self._replay(scope)
         if found is not None and self.answered is not None:
             self.answered.inc()
         return found
 
-    def _replay(self, scope: Scope) -> Answer | None:
+    def _replay(self, scope: Scope) -> Replayed | None:
         asked = _asked(scope)
         if asked is None:
             return None
@@ -187,7 +187,7 @@ class HotLaneApp:
         await send({"type": "http.response.start", "status": status, "headers": block})
         await send({"type": "http.response.body", "body": body})
 
-    def _answer(self, lane: HotLane, scope: Scope) -> Answer | None:
+    def _answer(self, lane: HotLane, scope: Scope) -> Replayed | None:
         try:
             return lane.answer(scope)
         except Exception:  # a defect here must cost the long way, never the answer

@@ -66,7 +66,7 @@ class Hop:
 
 
 @dataclass(frozen=True, slots=True)
-class Answer:
+class WhoisAnswer:
     domain: Domain
     hops: tuple[Hop, ...]
     parsed: Parsed
@@ -146,7 +146,7 @@ class Resolver:
         # made-up TLDs must not pile up: one unit of budget per TLD
         self._refer: MemoryTier[tuple[Server | None]] = MemoryTier(IANA_REFER_MAX_ENTRIES)
 
-    async def lookup(self, domain: Domain) -> Answer:
+    async def lookup(self, domain: Domain) -> WhoisAnswer:
         """The answer for ``domain``; ``FetchError`` when no source produced one."""
         try:
             async with asyncio.timeout(self._timeout_s + 1.0):  # waits for a slot count too
@@ -154,7 +154,7 @@ class Resolver:
         except TimeoutError:
             raise FetchError("whois lookup timed out") from None
 
-    async def _lookup(self, domain: Domain) -> Answer:
+    async def _lookup(self, domain: Domain) -> WhoisAnswer:
         deadline = self._now() + self._timeout_s
         operator = self._servers.operator_server(domain.tld)
         bases = () if operator is not None else self._bootstrap.current().bases(domain.ascii)
@@ -176,7 +176,7 @@ class Resolver:
 
     # --- port 43 ---------------------------------------------------------------------------
 
-    async def _port43(self, domain: Domain, server: Server, deadline: float) -> Answer:
+    async def _port43(self, domain: Domain, server: Server, deadline: float) -> WhoisAnswer:
         line = server.query_line(domain.ascii)
         first, parsed = await self._whois_hop(server, line, deadline, domain.tld, "registry")
         if parsed.registered is None:
@@ -219,7 +219,7 @@ class Resolver:
                 warnings.extend(w for w in current.warnings if w == RATE_LIMITED_UPSTREAM)
                 break
             merged = merge(merged, current)
-        return Answer(domain, tuple(hops), merged, datetime.now(UTC), tuple(warnings))
+        return WhoisAnswer(domain, tuple(hops), merged, datetime.now(UTC), tuple(warnings))
 
     async def _whois_hop(
         self, server: Server, line: str, deadline: float, tld: str | None, role: str
@@ -266,7 +266,7 @@ class Resolver:
 
     # --- RDAP ------------------------------------------------------------------------------
 
-    async def _rdap(self, domain: Domain, bases: tuple[str, ...], deadline: float) -> Answer:
+    async def _rdap(self, domain: Domain, bases: tuple[str, ...], deadline: float) -> WhoisAnswer:
         error = FetchError("no RDAP server")
         for base in bases:
             url = domain_url(base, domain.ascii)
@@ -287,7 +287,8 @@ class Resolver:
             shown_url = rdap_shown(url, trusted, domain.tld)
             if answer.status == 404:
                 hop = Hop("rdap", shown_base, "registry", shown_url, "", status=404)
-                return Answer(domain, (hop,), Parsed(registered=False, domain=domain.ascii), now)
+                unregistered = Parsed(registered=False, domain=domain.ascii)
+                return WhoisAnswer(domain, (hop,), unregistered, now)
             parsed = replace(parse_rdap(answer.document), registered=True)
             hops = [Hop("rdap", shown_base, "registry", shown_url, answer.text, answer.document)]
             warnings: list[str] = []
@@ -309,7 +310,7 @@ class Resolver:
                 shown = rdap_shown(link, trusted, domain.tld)
                 hops.append(Hop("rdap", shown, "referral 1", shown, related.text, related.document))
                 parsed = merge(parsed, parse_rdap(related.document))
-            return Answer(domain, tuple(hops), parsed, now, tuple(warnings))
+            return WhoisAnswer(domain, tuple(hops), parsed, now, tuple(warnings))
         raise error
 
     # --- helpers ---------------------------------------------------------------------------

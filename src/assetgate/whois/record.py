@@ -118,7 +118,7 @@ class Parsed:
 
 
 @dataclass(frozen=True, slots=True)
-class Source:
+class RecordSource:
     protocol: Protocol
     server: str
     hops: int
@@ -180,7 +180,7 @@ def make_record(
     domain_unicode: str,
     tld: str,
     parsed: Parsed,
-    source: Source,
+    source: RecordSource,
     warnings: tuple[str, ...] = (),
     raw: str | None = None,
 ) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""An ``Answer`` -> the two response bodies: the text view and the JSON record (pure).
+"""An ``WhoisAnswer`` -> the two response bodies: the text view and the JSON record (pure).
 
 The text view is the raw view: every hop's answer as received (decoded to UTF-8, control
 characters removed), each under a ``# server (role, protocol)`` line. An RDAP answer has no text
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from assetgate.whois.lookup import Answer, Hop
+from assetgate.whois.lookup import Hop, WhoisAnswer
 from assetgate.whois.parse.rdap import vcard
-from assetgate.whois.record import Source, make_record
+from assetgate.whois.record import RecordSource, make_record
 
 ROLE_LABELS: Final = {
     "registrant": "Registrant",
@@ -25,7 +25,7 @@ ROLE_LABELS: Final = {
 MAX_ENTITY_DEPTH: Final = 3
 
 
-def render_text(answer: Answer, *, rdap_as_json: bool = False) -> str:
+def render_text(answer: WhoisAnswer, *, rdap_as_json: bool = False) -> str:
     parts = []
     for hop in answer.hops:
         kind = "whois port 43" if hop.protocol == "whois" else "RDAP"
@@ -34,9 +34,9 @@ def render_text(answer: Answer, *, rdap_as_json: bool = False) -> str:
     return "\n".join(parts)
 
 
-def render_record(answer: Answer, *, cached: bool, raw: bool) -> dict[str, Any]:
+def render_record(answer: WhoisAnswer, *, cached: bool, raw: bool) -> dict[str, Any]:
     first = answer.hops[0]
-    source = Source(
+    source = RecordSource(
         protocol=first.protocol,
         server=first.server,
         hops=len(answer.hops),
@@ -54,7 +54,7 @@ def render_record(answer: Answer, *, cached: bool, raw: bool) -> dict[str, Any]:
     )
 
 
-def _hop_body(answer: Answer, hop: Hop, rdap_as_json: bool) -> str:
+def _hop_body(answer: WhoisAnswer, hop: Hop, rdap_as_json: bool) -> str:
     if hop.protocol == "whois":
         return hop.text.rstrip("\n")
     if hop.status == 404:

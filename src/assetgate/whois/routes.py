@@ -34,7 +34,7 @@ from assetgate.web.params import read_bool
 from assetgate.web.upstreams import WHOIS_SERVER
 from assetgate.whois.bootstrap import BootstrapFile
 from assetgate.whois.domain import PARAM, Domain, normalise_tld, parse_domain, registrable
-from assetgate.whois.lookup import Answer, Resolver
+from assetgate.whois.lookup import Resolver, WhoisAnswer
 from assetgate.whois.openapi import OPENAPI
 from assetgate.whois.record import PARTIAL_REFERRAL, REFERRAL_REFUSED
 from assetgate.whois.render import render_record, render_text
@@ -53,15 +53,15 @@ RENDERED_MEMORY_BYTES: Final = 8 * 1024 * 1024
 @dataclass(frozen=True, slots=True)
 class WhoisState:
     resolver: Resolver
-    cache: Cache[Answer]  # shared through Redis when ASSETGATE_REDIS_URL is set
+    cache: Cache[WhoisAnswer]  # shared through Redis when ASSETGATE_REDIS_URL is set
     restricted: frozenset[str]
     private_suffix: Callable[[str], str | None]
     # JSON of cache hits, rendered once per cached answer: a hit then costs no rendering.
-    rendered: MemoryTier[tuple[Answer, bytes]] = field(
+    rendered: MemoryTier[tuple[WhoisAnswer, bytes]] = field(
         default_factory=lambda: MemoryTier(RENDERED_MEMORY_BYTES)
     )
 
-    def json_body(self, answer: Answer, *, cached: bool, raw: bool) -> bytes:
+    def json_body(self, answer: WhoisAnswer, *, cached: bool, raw: bool) -> bytes:
         if not cached or raw:
             return _json_bytes(render_record(answer, cached=cached, raw=raw))
         key = str(id(answer))
@@ -82,10 +82,10 @@ def public_suffixes() -> PublicSuffixList:
     return PublicSuffixList(only_icann=True)
 
 
-def answer_ttl_s(settings: Settings) -> Callable[[Answer], float]:
+def answer_ttl_s(settings: Settings) -> Callable[[WhoisAnswer], float]:
     """Hours for a full answer; minutes for "not registered", unknown or partial answers."""
 
-    def ttl(answer: Answer) -> float:
+    def ttl(answer: WhoisAnswer) -> float:
         partial = {PARTIAL_REFERRAL, REFERRAL_REFUSED} & set(answer.warnings)
         if answer.parsed.registered is True and not partial:
             return settings.whois_cache_ttl_s
@@ -108,7 +108,7 @@ async def lifespan(res: Resources) -> AsyncIterator[WhoisState]:
         resolver=resolver,
         cache=res.cache(
             "whois",
-            dataclass_codec(Answer),
+            dataclass_codec(WhoisAnswer),
             memory_bytes=ANSWERS_MEMORY_BYTES,
             ttl=answer_ttl_s(settings),
             shared=True,
@@ -135,7 +135,7 @@ async def whois_json(request: Request) -> Response:
     return Response(body, media_type="application/json", headers=RESPONSE_HEADERS)
 
 
-async def _answer(request: Request) -> tuple[Answer, bool]:
+async def _answer(request: Request) -> tuple[WhoisAnswer, bool]:
     state = part_state(request, NAME, WhoisState)
     domain = read_domain(request.query_params, state)
     return await _lookup(state, domain)
@@ -150,7 +150,7 @@ def read_domain(query: QueryParams, state: WhoisState) -> Domain:
     return registrable(domain, state.private_suffix)
 
 
-async def _lookup(state: WhoisState, domain: Domain) -> tuple[Answer, bool]:
+async def _lookup(state: WhoisState, domain: Domain) -> tuple[WhoisAnswer, bool]:
     try:
         return await state.cache.get_or_compute(
             domain.ascii, functools.partial(state.resolver.lookup, domain)
