@@ -225,7 +225,16 @@ class Cache(Generic[T]):
     async def _from_store(self, key: str) -> T | None:
         assert self.store is not None
         data = await self.store.get(self._tier_key(key))
-        found = unpack(data, time.time()) if data is not None else None
+        decoded = self._decoded(unpack(data, time.time()) if data is not None else None)
+        if decoded is None:
+            return None
+        value, expires_at = decoded
+        self.memory.put(key, value, self.codec.weight(value), expires_at - time.time())
+        return value
+
+    def _decoded(self, found: tuple[float, bytes] | None) -> tuple[T, float] | None:
+        """(value, expiry in epoch seconds) of an intact entry; None when absent or undecodable
+        (another version's codec: a miss, never an error)."""
         if found is None:
             return None
         expires_at, payload = found
@@ -233,11 +242,10 @@ class Cache(Generic[T]):
             value = self.codec.decode(payload)
         except CodecError:
             return None
-        self.memory.put(key, value, self.codec.weight(value), (expires_at or FOREVER) - time.time())
-        return value
+        return value, expires_at or FOREVER
 
     async def _lower(self, key: str) -> tuple[T, float] | None:
-        """(value, expiry in epoch seconds) from the disk or Redis tier."""
+        """(value, expiry in epoch seconds) from the disk, Redis or result-store tier."""
         tier_key = self._tier_key(key)
         found = None
         if self.disk is not None:
@@ -250,19 +258,16 @@ class Cache(Generic[T]):
             data = await self.store.get(tier_key)
             found = unpack(data, time.time()) if data is not None else None
             from_store = found is not None
-        if found is None:
-            return None
-        expires_at, payload = found
-        try:
-            value = self.codec.decode(payload)
-        except CodecError:
+        decoded = self._decoded(found)
+        if found is None or decoded is None:
             return None
         if from_store and self.disk is not None:  # the next request here stays local; no wait
-            write = anyio.to_thread.run_sync(self.disk.write, tier_key, pack(payload, expires_at))
+            stored_until, payload = found
+            write = anyio.to_thread.run_sync(self.disk.write, tier_key, pack(payload, stored_until))
             task = asyncio.get_running_loop().create_task(write)
             self._copies.add(task)
             task.add_done_callback(self._copies.discard)
-        return value, expires_at or FOREVER
+        return decoded
 
     async def put(self, key: str, value: T) -> asyncio.Task[None] | None:
         """Keep ``value`` in every tier for ``ttl(value)`` (nothing when that is 0); the result
