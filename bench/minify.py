@@ -264,12 +264,12 @@ def cache_hit_latency(path: Path) -> tuple[float, float]:
     from starlette.types import Message
 
     from assetgate.cache import Cache
+    from assetgate.cpu.workgate import WorkGate
     from assetgate.minify.cache import NAME, RENDERED
     from assetgate.minify.lane import AssetLane
     from assetgate.minify.respond import asset_response
     from assetgate.minify.sandbox import Sandbox
-    from assetgate.web.files import Sources
-    from assetgate.web.workgate import WorkGate
+    from assetgate.serving.files import Sources
 
     lane = AssetLane(WorkGate(2, 8), WorkGate(1, 8, timeout_s=30), Sandbox(1))
     cache = Cache(NAME, RENDERED, memory_bytes=64 * 1024 * 1024)

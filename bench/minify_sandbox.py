@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from assetgate import stop as stopping
+from assetgate.cpu import stop as stopping
 from assetgate.minify.render import transform_bytes
 from assetgate.minify.sandbox import MinifyTimeout, Sandbox
 from assetgate.minify.spec import AssetPlan

@@ -18,22 +18,22 @@ from assetgate import __version__
 from assetgate.convert.routes import PART as CONVERT
 from assetgate.errors import AppError
 from assetgate.imaging import vips
+from assetgate.operations.health import Check, readiness, redis_ping, storage_check, writable_dir
+from assetgate.operations.metrics import CONTENT_TYPE, Metrics, exposition
+from assetgate.operations.observe import Observe
+from assetgate.operations.upstreams import CountingClient, hosts_of
 from assetgate.optimizer.routes import PART as OPTIMIZER
 from assetgate.packages.routes import PART as PACKAGES
 from assetgate.part import Part
 from assetgate.resources import Resources, resources
+from assetgate.serving.hotlane import HotLane, HotLaneApp
 from assetgate.settings import Settings
 from assetgate.ui.routes import PART as UI
 from assetgate.web.controlchars import RefuseControlCharacters
-from assetgate.web.health import Check, readiness, redis_ping, storage_check, writable_dir
-from assetgate.web.hotlane import HotLane, HotLaneApp
-from assetgate.web.metrics import CONTENT_TYPE, Metrics, exposition
-from assetgate.web.observe import Observe
 from assetgate.web.openapi import API_VERSION, make_document
 from assetgate.web.ratelimit import Network, parse_networks, storage_uri
 from assetgate.web.responses import on_app_error, on_http_exception, on_unexpected
 from assetgate.web.routegroup import grouped
-from assetgate.web.upstreams import CountingClient, hosts_of
 from assetgate.web.urllimit import UrlLimit
 from assetgate.whois.routes import PART as WHOIS
 

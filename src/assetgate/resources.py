@@ -24,18 +24,18 @@ from assetgate.cache import (
     s3_store,
 )
 from assetgate.cache.lock import RenderLock
+from assetgate.cpu.workgate import WorkGate
 from assetgate.imaging.limits import DecodeLimits
 from assetgate.minify import cache as minify_cache
 from assetgate.minify.lane import AssetLane
 from assetgate.minify.render import Rendered
+from assetgate.operations.metrics import Metrics
+from assetgate.serving.files import Sources
+from assetgate.serving.hotlane import HotLane
 from assetgate.settings import Settings
 from assetgate.sources import Mounts
 from assetgate.sources.locations import Bucket, parse_location
-from assetgate.web.files import Sources
-from assetgate.web.hotlane import HotLane
-from assetgate.web.metrics import Metrics
 from assetgate.web.ratelimit import RateLimiter
-from assetgate.web.workgate import WorkGate
 
 T = TypeVar("T")
 

@@ -11,7 +11,7 @@ import pytest
 
 from assetgate.cache import FOREVER, Cache, CodecError, bytes_codec, dataclass_codec
 from assetgate.errors import AppError
-from assetgate.web.metrics import Metrics
+from assetgate.operations.metrics import Metrics
 
 pytestmark = pytest.mark.anyio
 

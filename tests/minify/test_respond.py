@@ -20,6 +20,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from assetgate.cache import Cache
+from assetgate.cpu.workgate import WorkGate
 from assetgate.errors import AppError
 from assetgate.minify.cache import RENDERED
 from assetgate.minify.lane import AssetLane
@@ -27,10 +28,9 @@ from assetgate.minify.minifiers import minify_css, minify_js
 from assetgate.minify.render import Rendered
 from assetgate.minify.respond import asset_response, is_asset
 from assetgate.minify.sandbox import Sandbox
-from assetgate.web.files import Sources
+from assetgate.serving.files import Sources
 from assetgate.web.paths import resolve_under
 from assetgate.web.responses import on_app_error
-from assetgate.web.workgate import WorkGate
 
 pytestmark = pytest.mark.anyio
 

@@ -23,7 +23,7 @@ from assetgate.settings import Settings
 from tests.conftest import app_client
 from tests.imaging import factory as make
 
-SETTLE_S = 2.1  # web.files.Sources' default settle time, and a little
+SETTLE_S = 2.1  # serving.files.Sources' default settle time, and a little
 NO_CACHE = {"accept": "image/png", "cache-control": "no-cache"}
 
 

@@ -59,7 +59,7 @@ def assert_headers(response: httpx.Response, expected: Mapping[str, str]) -> Non
     assert len(names) == len(set(names)), f"a header is repeated: {names}"
     got = {k: v for k, v in response.headers.items() if k != "date"}
     assert ETAG.fullmatch(got.pop("etag", "")), response.headers
-    # Every answer carries its own request id (web/observe.py): pinned by shape, not value.
+    # Every answer carries its own request id (operations/observe.py): pinned by shape, not value.
     assert re.fullmatch(r"[0-9a-f]{32}", got.pop("x-request-id", "")), response.headers
     assert got == dict(expected)
 

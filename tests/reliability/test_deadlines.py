@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 import pyvips
 
+from assetgate.cpu.workgate import WorkGate
 from assetgate.errors import AppError
 from assetgate.imaging.load import decoding
 from assetgate.imaging.vips import killable
 from assetgate.settings import Settings
-from assetgate.web.workgate import WorkGate
 from tests.conftest import app_client
 
 pytestmark = pytest.mark.anyio

@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from assetgate import stop as stopping
+from assetgate.cpu import stop as stopping
 from assetgate.errors import AppError
 from assetgate.minify.sandbox import MinifyTimeout, Sandbox
 from assetgate.minify.spec import AssetPlan

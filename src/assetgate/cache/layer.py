@@ -39,7 +39,7 @@ from assetgate.cache.memory import MemoryTier
 from assetgate.cache.objects import ObjectTier
 from assetgate.cache.shared import SharedTier
 from assetgate.errors import AppError
-from assetgate.web.metrics import Metrics
+from assetgate.operations.metrics import Metrics
 
 T = TypeVar("T")
 FOREVER: Final = math.inf

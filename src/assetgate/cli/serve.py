@@ -15,10 +15,10 @@ from assetgate.cli.connections import Guard, GuardedHttpToolsProtocol
 from assetgate.cli.listen import ListenError, bind
 from assetgate.cli.settings_errors import load_settings
 from assetgate.cli.supervisor import run_server
+from assetgate.operations.logs import configure_logging
 from assetgate.optimizer.presets import load_presets
 from assetgate.optimizer.watermarks import parse_watermarks
 from assetgate.settings import Settings
-from assetgate.web.logs import configure_logging
 from assetgate.web.ratelimit import shared_budget_problem
 from assetgate.web.urllimit import h11_head_limit
 
@@ -96,8 +96,8 @@ def run(args: argparse.Namespace) -> int:
         port=settings.port,
         workers=settings.workers,
         log_level=settings.log_level,
-        log_config=None,  # our handler, our format (web.logs)
-        access_log=False,  # web.observe writes the one access line
+        log_config=None,  # our handler, our format (operations.logs)
+        access_log=False,  # operations.observe writes the one access line
         server_header=False,
         # uvicorn would otherwise believe X-Forwarded-For from 127.0.0.1 and rewrite the client
         # address before the rate limiter sees it; ASSETGATE_TRUSTED_PROXIES decides that instead.

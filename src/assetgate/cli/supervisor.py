@@ -27,7 +27,7 @@ import uvicorn
 from prometheus_client.multiprocess import mark_process_dead
 from uvicorn.supervisors import Multiprocess
 
-from assetgate.web.metrics import MULTIPROC_ENV
+from assetgate.operations.metrics import MULTIPROC_ENV
 
 
 class _Stopped(Exception):

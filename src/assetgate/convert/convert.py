@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from assetgate import stop
 from assetgate.convert.options import ConvertOptions
+from assetgate.cpu import stop
 from assetgate.errors import AppError
 from assetgate.imaging.encode import encode, encode_webp_still
 from assetgate.imaging.formats import HEAD_BYTES, WEBP_MAX_SIDE, InputFormat, sniff

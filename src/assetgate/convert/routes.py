@@ -39,11 +39,11 @@ from assetgate.convert.uploads import (
     no_images,
     receive_uploads,
 )
+from assetgate.cpu.workgate import unless_disconnected
 from assetgate.errors import AppError
 from assetgate.part import Part
 from assetgate.resources import Resources, resources
 from assetgate.web.http import any_method
-from assetgate.web.workgate import unless_disconnected
 
 PART_NAME: Final = "convert"
 ARCHIVE_NAME: Final = "images.zip"

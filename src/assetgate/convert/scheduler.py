@@ -33,10 +33,10 @@ from assetgate.convert.convert import Converted, inspect, to_webp
 from assetgate.convert.names import extension, has_image_extension, shown_name
 from assetgate.convert.options import ConvertOptions
 from assetgate.convert.uploads import UPLOAD_FIELD, Upload
+from assetgate.cpu.workgate import WorkGate
 from assetgate.errors import AppError
 from assetgate.imaging.cost import peak_bytes
 from assetgate.imaging.limits import DecodeLimits
-from assetgate.web.workgate import WorkGate
 
 log = logging.getLogger("assetgate.convert")
 

@@ -49,7 +49,7 @@ from typing import Any, Final
 
 import pyvips
 
-from assetgate import stop
+from assetgate.cpu import stop
 from assetgate.errors import AppError
 from assetgate.imaging import heif_header, integrity
 from assetgate.imaging.formats import (

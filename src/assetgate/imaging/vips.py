@@ -23,7 +23,7 @@ from typing import Final
 import PIL
 import pyvips
 
-from assetgate import stop
+from assetgate.cpu import stop
 from assetgate.settings import Settings
 
 #: Bumped when assetgate's own image pipeline changes its output for the same request.
@@ -50,9 +50,9 @@ def configure(settings: Settings) -> None:
 def route_libvips_log(verbose: bool) -> None:
     """Which libvips log lines pyvips' handler passes to Python's ``pyvips`` logger.
 
-    pyvips takes every level, but the server keeps that logger at WARNING (``web.logs``), so the
-    ~12 INFO lines of each render ("selected loader", "threadpool completed", ...) each made a
-    trip from C into Python, taking the GIL, only to be dropped there (visible in a ``perf``
+    pyvips takes every level, but the server keeps that logger at WARNING (``operations.logs``),
+    so the ~12 INFO lines of each render ("selected loader", "threadpool completed", ...) each made
+    a trip from C into Python, taking the GIL, only to be dropped there (visible in a ``perf``
     profile of the 12 MP JPEG -> 800 path). Not verbose: INFO and DEBUG stay with GLib's default
     handler, which drops them unless ``G_MESSAGES_DEBUG`` asks for them."""
     glib, ffi = pyvips.glib_lib, pyvips.ffi

@@ -16,11 +16,11 @@ from pathlib import Path
 
 from starlette.types import Receive
 
+from assetgate.cpu.workgate import WorkGate
 from assetgate.minify.render import Rendered, render_file
 from assetgate.minify.sandbox import Sandbox
 from assetgate.minify.spec import AssetPlan
 from assetgate.settings import Settings
-from assetgate.web.workgate import WorkGate
 
 
 def default_minify_workers() -> int:

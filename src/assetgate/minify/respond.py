@@ -5,10 +5,10 @@ both behave the same. Callers have already checked the method and the path's saf
 owns everything after that, in the order of a cheap request first:
 
 1. flags (400 naming a bad ``min``/``compress``/``safe``), the caller's one ``stat``, the file's
-   version (content fingerprint, remembered per stat identity: ``web.files``);
+   version (content fingerprint, remembered per stat identity: ``serving.files``);
 2. the plan (transformation and encoding, from the flags and ``Accept-Encoding``); once per
    version and plan: a sniff of the first bytes (binary → 415), the ETag over the content and
-   the plan, the header blocks (``web.prepared``);
+   the plan, the header blocks (``serving.prepared``);
 3. 304 before any work; nothing asked → the file itself (``X-Optimizer-Status: passthrough``);
 4. otherwise the cached rendering (a repeat is a header-block copy and the cached bytes), or one
    render through the CPU gate, then the headers.
@@ -34,12 +34,12 @@ from assetgate.minify.lane import AssetLane
 from assetgate.minify.render import Rendered
 from assetgate.minify.sniff import SNIFF_BYTES, looks_binary
 from assetgate.minify.spec import MEDIA_TYPES, AssetSpec, kind_of, make_asset_plan, parse_asset_spec
+from assetgate.serving.files import Source, Sources
+from assetgate.serving.hotlane import BodyOf, Offer, file_body
+from assetgate.serving.prepared import BlockResponse, Prepared
+from assetgate.serving.sendfile import send_file
 from assetgate.web.caching import make_etag
-from assetgate.web.files import Source, Sources
-from assetgate.web.hotlane import BodyOf, Offer, file_body
-from assetgate.web.prepared import BlockResponse, Prepared
 from assetgate.web.savings import savings_headers
-from assetgate.web.sendfile import send_file
 
 log = logging.getLogger("assetgate.minify")
 
@@ -87,7 +87,7 @@ async def asset_response(
 
     ``source_stat``: the path gate's stat of ``source`` when the caller has it (else one is taken);
     ``spec``: the flags, when the caller has read them already; ``offer``: the hot lane's, when
-    the caller's answers may be replayed (``web.hotlane``).
+    the caller's answers may be replayed (``serving.hotlane``).
     """
     kind = kind_of(source)
     if kind is None:

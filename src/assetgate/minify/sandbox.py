@@ -21,7 +21,7 @@ import sys
 import threading
 from typing import IO, Final
 
-from assetgate import stop as stopping
+from assetgate.cpu import stop as stopping
 from assetgate.minify.child import CODES, HEADER, OK
 from assetgate.minify.minifiers import MinifyError
 from assetgate.minify.spec import AssetPlan

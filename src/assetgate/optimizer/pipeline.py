@@ -18,7 +18,7 @@ from typing import Final
 
 import pyvips
 
-from assetgate import stop
+from assetgate.cpu import stop
 from assetgate.imaging.frames import is_animated, make_roll, split_frames, timing
 from assetgate.imaging.load import to_srgb8
 from assetgate.optimizer.geometry import WHITE, place

@@ -47,15 +47,15 @@ from assetgate.optimizer.static import static_prepared
 from assetgate.optimizer.watermarks import NO_WATERMARKS, Watermarks, fingerprint, parse_watermarks
 from assetgate.part import Part, part_state
 from assetgate.resources import Resources, resources
+from assetgate.serving.files import Source, stat_key
+from assetgate.serving.hotlane import file_body
+from assetgate.serving.prepared import BlockResponse, Prepared
+from assetgate.serving.sendfile import send_file
 from assetgate.web.caching import make_etag
-from assetgate.web.files import Source, stat_key
-from assetgate.web.hotlane import file_body
 from assetgate.web.http import READ_METHODS, any_method, body_for
 from assetgate.web.params import read_str
 from assetgate.web.paths import locate
-from assetgate.web.prepared import BlockResponse, Prepared
 from assetgate.web.savings import savings_headers
-from assetgate.web.sendfile import send_file
 from assetgate.web.signing import SIGNATURE_PARAM, canonical_message, verify
 
 RESERVED: Final = ("cache/",)

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+from assetgate.serving.files import Source
+from assetgate.serving.prepared import Prepared
 from assetgate.web.caching import make_etag
-from assetgate.web.files import Source
 from assetgate.web.mediatypes import media_type
-from assetgate.web.prepared import Prepared
 
 VARIANT: Final = "static"
 

@@ -30,6 +30,7 @@ import anyio.to_thread
 import httpx
 
 from assetgate.cache import Cache, dataclass_codec, memory_codec
+from assetgate.cpu.workgate import WorkGate
 from assetgate.errors import AppError
 from assetgate.packages import catalogs
 from assetgate.packages.catalogs import LibraryVersion
@@ -45,7 +46,6 @@ from assetgate.packages.tarball import (
 )
 from assetgate.packages.versions import Packument, is_exact, resolve_version
 from assetgate.resources import Resources
-from assetgate.web.workgate import WorkGate
 
 log = logging.getLogger("assetgate.packages")
 

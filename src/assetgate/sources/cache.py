@@ -34,9 +34,9 @@ from typing import BinaryIO, Final
 import anyio.to_thread
 
 from assetgate.errors import AppError
+from assetgate.operations.metrics import Metrics
+from assetgate.serving.files import new_fingerprint
 from assetgate.sources.remote import Remote, Validators
-from assetgate.web.files import new_fingerprint
-from assetgate.web.metrics import Metrics
 from assetgate.web.paths import Located
 
 log = logging.getLogger("assetgate.sources")

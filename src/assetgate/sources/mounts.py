@@ -29,6 +29,8 @@ from typing import Final
 from assetgate.cache import SharedTier
 from assetgate.cache.objects import ObjectTier, s3_store
 from assetgate.errors import AppError
+from assetgate.operations.metrics import Metrics
+from assetgate.serving.files import SMALL_FILE_BYTES, Source, Sources
 from assetgate.settings import Settings
 from assetgate.sources.cache import SourceCache
 from assetgate.sources.locations import Bucket, Directory, Mount, Origin, parse_mounts, split
@@ -36,8 +38,6 @@ from assetgate.sources.origin import OriginSource
 from assetgate.sources.remote import Remote
 from assetgate.sources.s3 import BucketSource
 from assetgate.web.caching import http_date
-from assetgate.web.files import SMALL_FILE_BYTES, Source, Sources
-from assetgate.web.metrics import Metrics
 from assetgate.web.paths import Located, clean_relative, locate
 
 OK: Final = "ok"

@@ -1,3 +1,4 @@
-"""The HTTP floor every part stands on: methods and errors, paths and file versions, the hot lane,
-the work gate, rate limiting, metrics and logs (docs/architecture.md lists each module's job).
+"""HTTP conventions every part follows: methods, HEAD and CORS, the JSON error, validators and
+conditional requests, negotiation, query readers, the path gate, media types, signed URLs, the
+rate limit, the OpenAPI document (docs/architecture.md lists each module's job).
 """

@@ -26,12 +26,12 @@ from assetgate.budget import rate_limited
 from assetgate.cache import Cache, dataclass_codec
 from assetgate.cache.memory import MemoryTier
 from assetgate.errors import AppError
+from assetgate.operations.upstreams import WHOIS_SERVER
 from assetgate.part import Part, part_state
 from assetgate.resources import Resources
 from assetgate.settings import Settings
 from assetgate.web.http import any_method
 from assetgate.web.params import read_bool
-from assetgate.web.upstreams import WHOIS_SERVER
 from assetgate.whois.bootstrap import BootstrapFile
 from assetgate.whois.domain import PARAM, Domain, normalise_tld, parse_domain, registrable
 from assetgate.whois.lookup import Resolver, WhoisAnswer

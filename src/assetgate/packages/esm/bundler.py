@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from assetgate import stop as stopping
+from assetgate.cpu import stop as stopping
 from assetgate.errors import AppError
 
 SCRIPT: Final = Path(__file__).with_name("build.mjs")

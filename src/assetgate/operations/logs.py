@@ -1,8 +1,8 @@
 """One log format for the whole process: a JSON object a line, or a short text line for a terminal.
 
 Every record carries the id of the request it was written for (a contextvar set by
-``web.observe``, copied into render threads with the context), so a warning or a 500's traceback
-can be matched to its access line. uvicorn's own loggers go through the same handler; the
+``operations.observe``, copied into render threads with the context), so a warning or a 500's
+traceback can be matched to its access line. uvicorn's own loggers go through the same handler; the
 chatter of httpx, httpcore and libvips stays below INFO.
 """
 
@@ -124,7 +124,8 @@ def configure_logging(level: str, fmt: LogFormat) -> None:
         logger = logging.getLogger(name)
         logger.handlers.clear()
         logger.propagate = True
-    # Off: web.observe writes the one access line (uvicorn checks for handlers per connection).
+    # Off: operations.observe writes the one access line (uvicorn checks for handlers per
+    # connection).
     uvicorn_access = logging.getLogger("uvicorn.access")
     uvicorn_access.handlers.clear()
     uvicorn_access.propagate = False

@@ -18,12 +18,12 @@ from prometheus_client.parser import text_string_to_metric_families
 from starlette.requests import Request
 from starlette.routing import Route
 
+from assetgate.cpu.workgate import WorkGate
+from assetgate.operations.logs import ACCESS_LOGGER, JsonFormatter, TextFormatter
+from assetgate.operations.metrics import Metrics
+from assetgate.operations.observe import interface_of, loggable_path, request_id_from
+from assetgate.operations.upstreams import hosts_of, upstream_of
 from assetgate.settings import Settings
-from assetgate.web.logs import ACCESS_LOGGER, JsonFormatter, TextFormatter
-from assetgate.web.metrics import Metrics
-from assetgate.web.observe import interface_of, loggable_path, request_id_from
-from assetgate.web.upstreams import hosts_of, upstream_of
-from assetgate.web.workgate import WorkGate
 from tests.conftest import RedisServer, app_client
 
 pytestmark = pytest.mark.anyio

@@ -30,9 +30,9 @@ from typing import Final
 from prometheus_client import Counter
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from assetgate.web.files import Source, Sources, StatKey, stat_key
+from assetgate.serving.files import Source, Sources, StatKey, stat_key
+from assetgate.serving.prepared import HeaderBlock, Prepared
 from assetgate.web.paths import Located, still_direct
-from assetgate.web.prepared import HeaderBlock, Prepared
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from pathlib import Path
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 
-from assetgate.web.files import SMALL_FILE_BYTES, Source
-from assetgate.web.prepared import BlockResponse, Prepared
+from assetgate.serving.files import SMALL_FILE_BYTES, Source
+from assetgate.serving.prepared import BlockResponse, Prepared
 
 
 def send_file(

@@ -10,9 +10,9 @@ from functools import partial
 import anyio
 import pytest
 
-from assetgate import stop
+from assetgate.cpu import stop
+from assetgate.cpu.workgate import WorkGate
 from assetgate.errors import AppError
-from assetgate.web.workgate import WorkGate
 
 pytestmark = pytest.mark.anyio
 

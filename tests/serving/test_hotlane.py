@@ -22,17 +22,17 @@ from starlette.types import Scope
 from assetgate.optimizer.routes import OptimizerState
 from assetgate.optimizer.signed import sign_url
 from assetgate.resources import Resources
+from assetgate.serving.files import Source, Sources
+from assetgate.serving.hotlane import HotLane, file_body
+from assetgate.serving.prepared import Prepared
 from assetgate.settings import Settings
-from assetgate.web.files import Source, Sources
-from assetgate.web.hotlane import HotLane, file_body
 from assetgate.web.paths import locate
-from assetgate.web.prepared import Prepared
 from tests.conftest import app_client
 from tests.imaging import factory as make
 
 pytestmark = pytest.mark.anyio
 
-SETTLE_S = 2.1  # web.files.Sources' default settle time, and a little
+SETTLE_S = 2.1  # serving.files.Sources' default settle time, and a little
 CSS = b"/* c */\nbody {\n  color : red ;\n}\n" * 40
 FILES = {
     name: data

@@ -23,8 +23,8 @@ from urllib.parse import parse_qsl, urlencode
 from prometheus_client import Counter, Histogram
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from assetgate.web.logs import ACCESS_LOGGER, REQUEST_ID
-from assetgate.web.metrics import Metrics
+from assetgate.operations.logs import ACCESS_LOGGER, REQUEST_ID
+from assetgate.operations.metrics import Metrics
 from assetgate.web.ratelimit import Network, client_address, trusted_peer
 
 access_log = logging.getLogger(ACCESS_LOGGER)

@@ -1,6 +1,6 @@
 """Why a job on the CPU door should stop early: its client went away, or it ran past its deadline.
 
-The WorkGate (``web.workgate``) makes one ``Stop`` per job and makes it current on the job's
+The WorkGate (``cpu.workgate``) makes one ``Stop`` per job and makes it current on the job's
 thread; the imaging floor asks it between steps (``check``) and, while libvips computes,
 registers a kill for the image being computed (``watching``; ``imaging.vips.killable``). The
 kill is fired from outside the job's thread: by the event loop at once when the client goes

@@ -48,7 +48,7 @@ import anyio
 from prometheus_client import Gauge
 from starlette.types import Receive
 
-from assetgate import stop as stopping
+from assetgate.cpu import stop as stopping
 from assetgate.errors import AppError
 
 T = TypeVar("T")

@@ -30,8 +30,8 @@ from typing import Final, TypeVar
 import anyio
 
 from assetgate.errors import AppError
+from assetgate.serving.prepared import Prepared
 from assetgate.web.caching import http_date
-from assetgate.web.prepared import Prepared
 
 StatKey = tuple[int, int, int, int, int]
 T = TypeVar("T")

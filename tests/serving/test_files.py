@@ -12,8 +12,8 @@ import anyio
 import pytest
 
 from assetgate.errors import AppError
-from assetgate.web.files import MAX_VARIANTS, Sources, stat_key
-from assetgate.web.prepared import Prepared
+from assetgate.serving.files import MAX_VARIANTS, Sources, stat_key
+from assetgate.serving.prepared import Prepared
 
 pytestmark = pytest.mark.anyio
 

@@ -42,7 +42,7 @@ class Metrics:
     cache_requests: Counter  # cache, result (hit | miss)
     cache_bytes: Gauge  # cache, tier: bytes held
     upstream_errors: Counter  # upstream
-    hot_lane_answers: Counter  # repeat requests answered before routing (web.hotlane)
+    hot_lane_answers: Counter  # repeat requests answered before routing (serving.hotlane)
     source_fetch_seconds: Histogram  # source, kind: one fetch from a bucket or an origin
     source_fetch_bytes: Counter  # source, kind
     source_fetch_errors: Counter  # source, kind, status (404, 413, 502, 504)
