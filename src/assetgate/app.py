@@ -1,9 +1,13 @@
 """create_app(settings): the five parts, the shared resources, the one error handler, and the
-operator's endpoints (/healthz, /readyz, /metrics) behind the observing middleware."""
+operator's endpoints (/healthz, /readyz, /metrics) behind the observing middleware.
+
+The only module that knows every part: it hands their declarations (``part.Part``) to the floors
+below — prefixes to the access log and metrics, upstream rules to the shared HTTP client, whether
+the hot lane may replay — so adding a part is one line in ``PARTS`` (docs/architecture.md)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
@@ -20,8 +24,8 @@ from assetgate.errors import AppError
 from assetgate.imaging import vips
 from assetgate.operations.health import Check, readiness, redis_ping, storage_check, writable_dir
 from assetgate.operations.metrics import CONTENT_TYPE, Metrics, exposition
-from assetgate.operations.observe import Observe
-from assetgate.operations.upstreams import CountingClient, hosts_of
+from assetgate.operations.observe import Interfaces, Observe
+from assetgate.operations.upstreams import CountingClient, UpstreamNames
 from assetgate.optimizer.routes import PART as OPTIMIZER
 from assetgate.packages.routes import PART as PACKAGES
 from assetgate.part import Part
@@ -41,6 +45,8 @@ from assetgate.whois.routes import PART as WHOIS
 PARTS: tuple[Part, ...] = (PACKAGES, CONVERT, WHOIS, UI, OPTIMIZER)
 
 
+#: The app's own paths: ``interface="other"`` in the access log and the metrics.
+OWN_PATHS = ("/healthz", "/readyz", "/metrics", "/openapi.json", "/favicon.ico")
 NO_STORE = {"Cache-Control": "no-store"}
 # What /healthz says: alive, and which release answers (a rolling upgrade shows in the probes).
 HEALTHY = {"status": "ok", "version": __version__, "interface_version": API_VERSION}
@@ -57,16 +63,37 @@ class ObservedStarlette(Starlette):
     and the hot lane between them: a replayed answer is observed like any other. A path with a
     control character is refused before either (web/controlchars.py)."""
 
-    def __init__(self, *, trusted: Sequence[Network], max_url_bytes: int, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        trusted: Sequence[Network],
+        max_url_bytes: int,
+        interfaces: Interfaces,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self._trusted = tuple(trusted)
         self._max_url_bytes = max_url_bytes
+        self._interfaces = interfaces
 
     def build_middleware_stack(self) -> ASGIApp:
         lane = HotLaneApp(super().build_middleware_stack(), lane_of=lane_of)
         return Observe(
-            RefuseControlCharacters(UrlLimit(lane, self._max_url_bytes)), trusted=self._trusted
+            RefuseControlCharacters(UrlLimit(lane, self._max_url_bytes)),
+            trusted=self._trusted,
+            interfaces=self._interfaces,
         )
+
+
+def interfaces_of(parts: Iterable[Part]) -> Interfaces:
+    """The ``interface`` label of every path: the part owning its longest prefix."""
+    return Interfaces.of(
+        ((prefix, part.name) for part in parts for prefix in part.prefixes), OWN_PATHS
+    )
+
+
+def upstream_names(parts: Iterable[Part], settings: Settings) -> UpstreamNames:
+    return UpstreamNames.of((upstream for part in parts for upstream in part.upstreams), settings)
 
 
 def readiness_checks(res: Resources) -> dict[str, Check]:
@@ -90,8 +117,9 @@ def degrading_checks(res: Resources) -> dict[str, Check]:
     return checks
 
 
-def create_app(settings: Settings) -> Starlette:
-    document = make_document(part.openapi for part in PARTS)
+def create_app(settings: Settings, parts: Sequence[Part] = PARTS) -> Starlette:
+    """The service with ``parts`` (a catch-all part last)."""
+    document = make_document(part.openapi for part in parts)
 
     async def openapi(request: Request) -> Response:
         return JSONResponse(document)
@@ -116,16 +144,18 @@ def create_app(settings: Settings) -> Starlette:
             http = await stack.enter_async_context(
                 CountingClient(
                     errors=metrics.upstream_errors,
-                    library_hosts=hosts_of([settings.library_api, settings.library_files]),
+                    names=upstream_names(parts, settings),
                     timeout=settings.upstream_timeout_s,
                     follow_redirects=False,
                 )
             )
-            res = Resources.build(settings, http, metrics)
+            # A replayed answer skips the route: none may while its part spends the budget.
+            replay = not any(part.replayed and part.spends_budget(settings) for part in parts)
+            res = Resources.build(settings, http, metrics, replay=replay)
             stack.callback(res.gate.close)
             stack.push_async_callback(res.aclose)
             state: dict[str, object] = {"resources": res, "metrics": res.metrics}
-            for part in PARTS:
+            for part in parts:
                 state[part.name] = await stack.enter_async_context(part.lifespan(res))
             yield state
 
@@ -135,11 +165,12 @@ def create_app(settings: Settings) -> Starlette:
         Route("/metrics", metrics, methods=["GET", "HEAD"]),
         Route("/openapi.json", openapi, methods=["GET", "HEAD"]),
     ]
-    for part in PARTS:
+    for part in parts:
         routes.extend(grouped(part.routes))  # one prefix test per part before the catch-all
     app = ObservedStarlette(
         trusted=parse_networks(settings.trusted_proxies),
         max_url_bytes=settings.max_url_bytes,
+        interfaces=interfaces_of(parts),
         routes=routes,
         lifespan=lifespan,
         exception_handlers={

@@ -59,9 +59,16 @@ class Resources:
 
     @classmethod
     def build(
-        cls, settings: Settings, http: httpx.AsyncClient, metrics: Metrics | None = None
+        cls,
+        settings: Settings,
+        http: httpx.AsyncClient,
+        metrics: Metrics | None = None,
+        *,
+        replay: bool = True,
     ) -> Resources:
-        """``metrics`` when the HTTP client already counts into them (the app's lifespan)."""
+        """``metrics`` when the HTTP client already counts into them (the app's lifespan);
+        ``replay``: whether the hot lane may answer before routing (the app turns it off when a
+        part whose answers it replays spends the rate limit: no request may skip the budget)."""
         metrics = metrics or Metrics.build()
         sources = Sources(body_budget_bytes=settings.file_memory_bytes)
         result_store = _result_store(settings, metrics)
@@ -96,12 +103,7 @@ class Resources:
                 metrics=metrics,
                 ttl=minify_cache.ttl,
             ),
-            # A rate-limited optimizer spends budget on every request: no request skips the route.
-            lane=HotLane(
-                sources,
-                enabled="optimizer" not in settings.rate_limit_parts,
-                answered=metrics.hot_lane_answers,
-            ),
+            lane=HotLane(sources, enabled=replay, answered=metrics.hot_lane_answers),
             asset_lane=AssetLane.from_settings(settings, gate),
             mounts=Mounts.from_settings(settings, metrics, result_store, shared, sources),
             result_store=result_store,

@@ -18,11 +18,12 @@ from prometheus_client.parser import text_string_to_metric_families
 from starlette.requests import Request
 from starlette.routing import Route
 
+from assetgate.app import PARTS, interfaces_of, upstream_names
 from assetgate.cpu.workgate import WorkGate
 from assetgate.operations.logs import ACCESS_LOGGER, JsonFormatter, TextFormatter
 from assetgate.operations.metrics import Metrics
 from assetgate.operations.observe import interface_of, loggable_path, request_id_from
-from assetgate.operations.upstreams import hosts_of, upstream_of
+from assetgate.operations.upstreams import upstream_of
 from assetgate.settings import Settings
 from tests.conftest import RedisServer, app_client
 
@@ -52,7 +53,7 @@ pytestmark = pytest.mark.anyio
     ],
 )
 def test_interface_of(path: str, interface: str) -> None:
-    assert interface_of(path) == interface
+    assert interface_of(path, interfaces_of(PARTS)) == interface
 
 
 @pytest.mark.parametrize(
@@ -383,8 +384,8 @@ def upstream_errors(text: str) -> dict[str, float]:
     ],
 )
 def test_upstream_is_named_from_the_request(url: str, upstream: str) -> None:
-    library = hosts_of(["http://catalog.test", "http://files.test/libs", None])
-    assert upstream_of(httpx.URL(url), library) == upstream
+    settings = Settings(library_api="http://catalog.test", library_files="http://files.test/libs")
+    assert upstream_of(httpx.URL(url), upstream_names(PARTS, settings)) == upstream
 
 
 async def test_unreachable_catalogs_count_as_upstream_errors(

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
 from starlette.applications import Starlette
@@ -21,6 +22,9 @@ from assetgate.optimizer.watermarks import parse_watermarks
 from assetgate.settings import Settings
 from assetgate.web.ratelimit import shared_budget_problem
 from assetgate.web.urllimit import h11_head_limit
+
+if TYPE_CHECKING:
+    from assetgate.part import Part
 
 FLAGS = {"root": "--root", "host": "--host", "port": "--port", "workers": "--workers"}
 
@@ -116,20 +120,22 @@ def run(args: argparse.Namespace) -> int:
     return run_server(config, sock)
 
 
-def welcome(settings: Settings) -> str:
-    """The URLs to open, printed once before uvicorn starts."""
+def welcome(settings: Settings, parts: Sequence[Part] | None = None) -> str:
+    """The URLs to open, printed once before uvicorn starts: the pages each part declares
+    (``parts``: the app's)."""
+    from assetgate.app import PARTS  # not at import: `assetgate sign` needs no app
+
+    listed = PARTS if parts is None else parts
     host = settings.host if settings.host not in ("0.0.0.0", "::") else "127.0.0.1"
     base = f"http://{host if ':' not in host else f'[{host}]'}:{settings.port}"
     lines = [f"assetgate: serving {settings.root} with {settings.workers} worker(s); open"]
-    if isinstance(settings.root, Path) and (settings.root / "index.html").is_file():
-        lines.append(f"  {base}/index.html       the document root's index page (optimizer)")
     lines += [
-        f"  {base}/ui/              pages: what the service offers, links to all of them",
-        f"  {base}/ui/optimizer     optimizer playground",
-        f"  {base}/ui/convert       convert images to WebP",
-        f"  {base}/ui/whois         whois lookup",
-        f"  {base}/ui/api           the API, readable",
-        f"  {base}/npm              package search",
+        f"  {base}{page.path:<17} {page.says}"
+        for part in listed
+        for page in part.pages
+        if page.shown(settings)
+    ]
+    lines += [
         f"  {base}/openapi.json     the API description",
         f"  {base}/healthz          alive   ({base}/readyz ready, {base}/metrics Prometheus)",
     ]

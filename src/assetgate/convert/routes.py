@@ -26,7 +26,6 @@ import anyio.to_thread
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
-from assetgate.budget import rate_limited
 from assetgate.convert.archive import write_zip
 from assetgate.convert.names import make_content_disposition, make_entry_names
 from assetgate.convert.options import parse_options
@@ -43,7 +42,6 @@ from assetgate.cpu.workgate import unless_disconnected
 from assetgate.errors import AppError
 from assetgate.part import Part
 from assetgate.resources import Resources, resources
-from assetgate.web.http import any_method
 
 PART_NAME: Final = "convert"
 ARCHIVE_NAME: Final = "images.zip"
@@ -62,10 +60,6 @@ async def _respond_or_400(request: Request) -> Response:
         return await respond(request)
     except ClientDisconnect:
         raise AppError(400, "request body: client disconnected") from None
-
-
-# Spends the shared budget; every answer, errors and 500s included, carries the RateLimit fields.
-_limited: Final = rate_limited(PART_NAME, _respond_or_400)
 
 
 async def respond(request: Request) -> Response:
@@ -224,8 +218,12 @@ OPENAPI: Final[dict[str, Any]] = {
 
 PART = Part(
     name=PART_NAME,
+    prefixes=("/api/convert",),
     # Every method reaches the route, so GET or HEAD on this path is this interface's 405 and never
     # falls through to the optimizer's catch-all as a file lookup.
-    routes=[any_method("/api/convert", _limited, methods=("POST",))],
+    endpoints={"/api/convert": _respond_or_400},
+    methods=("POST",),
+    # Spends the shared budget: every answer, errors and 500s included, has the RateLimit fields.
+    budget=True,
     openapi=OPENAPI,
 )

@@ -7,6 +7,9 @@ and carries ``X-Request-Id`` like every other answer.
 
 The request id comes from ``X-Request-Id`` when the socket peer is a trusted proxy
 (ASSETGATE_TRUSTED_PROXIES) and the value is short and plain; otherwise it is generated.
+
+The ``interface`` label is the part that owns the path's prefix: each part declares its prefixes,
+``app.py`` hands them here as ``Interfaces``; this floor knows no part by name.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import parse_qsl, urlencode
@@ -29,14 +32,8 @@ from assetgate.web.ratelimit import Network, client_address, trusted_peer
 
 access_log = logging.getLogger(ACCESS_LOGGER)
 
-# Path prefix -> interface label; everything else under "/" is the optimizer's public URL form.
-_PREFIXES: Final = (
-    ("/npm", "packages"),
-    ("/api/convert", "convert"),
-    ("/api/whois", "whois"),
-    ("/ui", "ui"),
-)
-_OTHER: Final = frozenset({"/healthz", "/readyz", "/metrics", "/openapi.json", "/favicon.ico"})
+#: The label of a path no part owns, and of the app's own paths (/healthz, /metrics, …).
+OTHER: Final = "other"
 REJECTED: Final = frozenset({429, 503})
 
 _REQUEST_ID_OK = re.compile(r"[A-Za-z0-9._:@/+=-]{1,128}")
@@ -47,14 +44,29 @@ _SECRET_PARTS: Final = ("token", "secret", "passw", "auth", "signature", "apikey
 _TOKEN_VALUE = re.compile(r"[A-Za-z0-9_-]{32,}|eyJ[\w-]+\.[\w-]+\.[\w-]*")
 
 
-def interface_of(path: str) -> str:
+@dataclass(frozen=True, slots=True)
+class Interfaces:
+    """Path prefix -> interface label, longest prefix first; ``own`` paths are the app's."""
+
+    prefixes: tuple[tuple[str, str], ...] = ()
+    own: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, owned: Iterable[tuple[str, str]], own: Iterable[str] = ()) -> Interfaces:
+        """``owned``: (prefix, label) pairs; a prefix owns itself and everything below it
+        (``/npm`` owns ``/npm/x``, not ``/npmx``; ``/`` owns every path)."""
+        ordered = sorted(owned, key=lambda pair: len(pair[0]), reverse=True)
+        return cls(tuple((prefix.rstrip("/"), label) for prefix, label in ordered), frozenset(own))
+
+
+def interface_of(path: str, interfaces: Interfaces) -> str:
     """The ``interface`` label of a request path."""
-    if path in _OTHER:
-        return "other"
-    for prefix, name in _PREFIXES:
-        if path == prefix or path.startswith(prefix + "/"):
-            return name
-    return "optimizer"
+    if path in interfaces.own:
+        return OTHER
+    for prefix, label in interfaces.prefixes:
+        if path.startswith(prefix) and (len(path) == len(prefix) or path[len(prefix)] == "/"):
+            return label
+    return OTHER
 
 
 def _secret(name: str, value: str) -> bool:
@@ -106,9 +118,12 @@ class _Series:
 class Observe:
     """Wraps the whole app: ``X-Request-Id`` on every answer, one access line, request metrics."""
 
-    def __init__(self, app: ASGIApp, *, trusted: Sequence[Network]) -> None:
+    def __init__(
+        self, app: ASGIApp, *, trusted: Sequence[Network], interfaces: Interfaces = Interfaces()
+    ) -> None:
         self.app = app
         self.trusted = tuple(trusted)
+        self.interfaces = interfaces
         # (interface, status) -> the labelled children, for the lifespan's Metrics only
         self._series: dict[tuple[str, int], _Series] = {}
 
@@ -156,7 +171,7 @@ class Observe:
         finally:
             duration = time.perf_counter() - start
             path = scope.get("path", "")
-            interface = interface_of(path)
+            interface = interface_of(path, self.interfaces)
             status = int(answer["status"])
             self._count(scope, interface, status, duration)
             if access_log.isEnabledFor(logging.INFO):

@@ -2,9 +2,11 @@
 
 Every HTTP upstream goes through the one shared ``httpx.AsyncClient``, so one client subclass
 sees them all: a connection error, a timeout, a 429 or a 5xx counts against the upstream the
-request went to. The upstream is named from the request: the library catalog's hosts, RDAP's
-``/domain/<name>`` paths, and the npm registry for the rest (its host may come from the npm
-configuration at start). Port-43 whois queries do not use HTTP; the whois part counts those.
+request went to. The upstreams and their labels are the parts' (each ``Part`` declares its
+``Upstream`` rules and ``app.py`` hands them here): a request is named by the host of a URL the
+settings give, else by a path fragment, else by the one rule declared for the rest (a host that
+may come from the npm configuration at start). An upstream that is not HTTP (port-43 whois) is
+declared with no rule and counted by its part.
 
 The same client says why an upstream fails: one log line per upstream and change of state
 (answering → failing with a cause, one cause → another, failing → answering again), naming the
@@ -17,7 +19,8 @@ from __future__ import annotations
 
 import logging
 import ssl
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -25,10 +28,10 @@ import httpx
 import truststore
 from prometheus_client import Counter
 
-NPM_REGISTRY: Final = "npm registry"
-LIBRARY_CATALOG: Final = "library catalog"
-WHOIS_SERVER: Final = "whois server"
-RDAP: Final = "rdap"
+from assetgate.settings import Settings
+
+#: The label of a request no declared rule names.
+UNNAMED: Final = "other"
 
 
 def _origin(scheme: str, host: str, port: int | None) -> str:
@@ -41,12 +44,51 @@ def hosts_of(urls: Iterable[str | None]) -> frozenset[str]:
     return frozenset(_origin(p.scheme, p.hostname, p.port) for p in parts if p.hostname)
 
 
-def upstream_of(url: httpx.URL, library_hosts: frozenset[str]) -> str:
-    if _origin(url.scheme, url.host, url.port) in library_hosts:
-        return LIBRARY_CATALOG
-    if "/domain/" in url.path:
-        return RDAP
-    return NPM_REGISTRY
+@dataclass(frozen=True, slots=True)
+class Upstream:
+    """An upstream a part talks to: its ``upstream`` label and how the shared client knows its
+    requests. ``urls`` picks the settings that name its servers (their ``host:port``);
+    ``path_contains`` a fragment of its request paths; ``rest`` makes it the label of every
+    request no other rule names. None of the three: not HTTP, the part counts it itself."""
+
+    label: str
+    urls: Callable[[Settings], Iterable[str | None]] | None = None
+    path_contains: str | None = None
+    rest: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamNames:
+    """The declared rules, resolved against the settings once: a host first, a path fragment
+    next, the rest last (so a catalog on the registry's host but its own port stays apart)."""
+
+    hosts: Mapping[str, str]
+    paths: tuple[tuple[str, str], ...]
+    rest: str = UNNAMED
+
+    @classmethod
+    def of(cls, upstreams: Iterable[Upstream], settings: Settings) -> UpstreamNames:
+        hosts: dict[str, str] = {}
+        paths: list[tuple[str, str]] = []
+        rest = UNNAMED
+        for upstream in upstreams:
+            if upstream.urls is not None:
+                hosts.update(dict.fromkeys(hosts_of(upstream.urls(settings)), upstream.label))
+            if upstream.path_contains is not None:
+                paths.append((upstream.path_contains, upstream.label))
+            if upstream.rest:
+                rest = upstream.label
+        return cls(hosts, tuple(paths), rest)
+
+
+def upstream_of(url: httpx.URL, names: UpstreamNames) -> str:
+    named = names.hosts.get(_origin(url.scheme, url.host, url.port))
+    if named is not None:
+        return named
+    for fragment, label in names.paths:
+        if fragment in url.path:
+            return label
+    return names.rest
 
 
 def failed(status: int) -> bool:
@@ -119,14 +161,14 @@ class CountingClient(httpx.AsyncClient):
     proxy settings of the environment (HTTPS_PROXY), which a deployment may rely on.
     """
 
-    def __init__(self, *, errors: Counter, library_hosts: frozenset[str], **options: Any) -> None:
+    def __init__(self, *, errors: Counter, names: UpstreamNames, **options: Any) -> None:
         super().__init__(**{"verify": system_trust(), **options})
         self._errors = errors
-        self._library_hosts = library_hosts
+        self._names = names
         self.states = UpstreamStates()
 
     async def send(self, request: httpx.Request, **options: Any) -> httpx.Response:
-        upstream = upstream_of(request.url, self._library_hosts)
+        upstream = upstream_of(request.url, self._names)
         try:
             response = await super().send(request, **options)
         except httpx.TransportError as exc:

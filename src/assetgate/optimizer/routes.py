@@ -28,7 +28,6 @@ from typing import Final
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 
-from assetgate.budget import rate_limited
 from assetgate.cache import Cache
 from assetgate.errors import AppError
 from assetgate.imaging.formats import MEDIA_TYPES
@@ -45,14 +44,15 @@ from assetgate.optimizer.spec import ImageSpec
 from assetgate.optimizer.static import VARIANT as STATIC_VARIANT
 from assetgate.optimizer.static import static_prepared
 from assetgate.optimizer.watermarks import NO_WATERMARKS, Watermarks, fingerprint, parse_watermarks
-from assetgate.part import Part, part_state
+from assetgate.part import PageLink, Part, part_state
 from assetgate.resources import Resources, resources
 from assetgate.serving.files import Source, stat_key
 from assetgate.serving.hotlane import file_body
 from assetgate.serving.prepared import BlockResponse, Prepared
 from assetgate.serving.sendfile import send_file
+from assetgate.settings import Settings
 from assetgate.web.caching import make_etag
-from assetgate.web.http import READ_METHODS, any_method, body_for
+from assetgate.web.http import READ_METHODS, body_for
 from assetgate.web.params import read_str
 from assetgate.web.paths import locate
 from assetgate.web.savings import savings_headers
@@ -358,19 +358,23 @@ def _rendered_headers(source_size: int, outcome: Outcome, cache_state: str) -> d
     return headers
 
 
-def _cors(request: Request) -> Mapping[str, str]:
-    state = part_state(request, "optimizer", OptimizerState)
-    return {"Access-Control-Allow-Origin": state.cors["Access-Control-Allow-Origin"]}
+def _preflight_cors(settings: Settings) -> Mapping[str, str]:
+    return {"Access-Control-Allow-Origin": settings.cors_origin}
+
+
+def _has_index_page(settings: Settings) -> bool:
+    return isinstance(settings.root, Path) and (settings.root / "index.html").is_file()
 
 
 PART = Part(
     name="optimizer",
-    routes=[
-        any_method("/", rate_limited("optimizer", optimize_file), methods=READ_METHODS, cors=_cors),
-        any_method(
-            "/{path:path}", rate_limited("optimizer", public_file), methods=READ_METHODS, cors=_cors
-        ),
-    ],
+    prefixes=("/",),  # the catch-all: every path no other part owns is a file's public URL
+    endpoints={"/": optimize_file, "/{path:path}": public_file},
+    methods=READ_METHODS,
+    budget=True,
+    cors=_preflight_cors,
+    replayed=True,
+    pages=(PageLink("/index.html", "the document root's index page (optimizer)", _has_index_page),),
     openapi=make_paths(FILE_PARAM),
     lifespan=lifespan,
 )

@@ -2,8 +2,8 @@
 
 The part's routes and lifespan; a stored file becomes an answer in ``packages.answers``, the
 shared state is ``packages.state``. Every route takes every method and answers
-405 itself (``web.http``), so a POST to ``/npm/search`` never falls through to the optimizer's
-catch-all.
+405 itself (``part.Part.route``), so a POST to ``/npm/search`` never falls through to the
+optimizer's catch-all.
 Everything under ``/npm/`` belongs to this part: a miss is this part's 404, with a short cache.
 """
 
@@ -19,10 +19,9 @@ from urllib.parse import quote
 import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
-from starlette.routing import Route
 
-from assetgate.budget import rate_limited
 from assetgate.errors import AppError
+from assetgate.operations.upstreams import Upstream
 from assetgate.packages.address import LibraryAddress, PackageAddress, parse_address
 from assetgate.packages.answers import (
     Vanished,
@@ -48,9 +47,10 @@ from assetgate.packages.search import Search, is_ready
 from assetgate.packages.state import PackagesState
 from assetgate.packages.store import Store
 from assetgate.packages.versions import is_exact
-from assetgate.part import Part, part_state
+from assetgate.part import PageLink, Part, part_state
 from assetgate.resources import Resources, resources
-from assetgate.web.http import READ_METHODS, Endpoint, any_method
+from assetgate.settings import Settings
+from assetgate.web.http import READ_METHODS
 from assetgate.web.static import static_response
 
 ALIAS_CACHE: Final = "public, max-age=300"
@@ -58,6 +58,9 @@ DEFAULT_FILE_CACHE: Final = "public, max-age=86400"
 MISS_CACHE: Final = "public, max-age=60"
 SEARCH_CACHE: Final = "public, max-age=60"
 ESM_SUFFIX: Final = "+esm"
+#: ``upstream`` labels of ``assetgate_upstream_errors_total``.
+NPM_REGISTRY: Final = "npm registry"
+LIBRARY_CATALOG: Final = "library catalog"
 
 log = logging.getLogger("assetgate.packages")
 
@@ -99,13 +102,8 @@ async def lifespan(res: Resources) -> AsyncIterator[PackagesState]:
         await anyio.to_thread.run_sync(store.close)
 
 
-def _cors(request: Request) -> Mapping[str, str]:
+def _preflight_cors(settings: Settings) -> Mapping[str, str]:
     return CROSS_ORIGIN
-
-
-def _route(path: str, endpoint: Endpoint) -> Route:
-    """Read-only, spending the shared budget when packages is rate limited."""
-    return any_method(path, rate_limited("packages", endpoint), methods=READ_METHODS, cors=_cors)
 
 
 def _state(request: Request) -> PackagesState:
@@ -158,10 +156,7 @@ async def search(request: Request) -> Response:
         "Cache-Control": "no-store" if answer.partial else SEARCH_CACHE,
         "Access-Control-Allow-Origin": "*",
     }
-    response = JSONResponse(body, headers=headers)
-    if request.method == "HEAD":
-        response.body = b""  # Content-Length stays the GET's
-    return response
+    return JSONResponse(body, headers=headers)
 
 
 # --- pinned files ---------------------------------------------------------------------------
@@ -293,22 +288,23 @@ async def _library_file(request: Request, address: LibraryAddress) -> Response:
 
 PART = Part(
     name="packages",
-    routes=[
-        _route("/npm", page),
-        _route("/npm/importmap", importmap),
-        any_method(
-            "/npm/search", rate_limited("packages", search), methods=READ_METHODS, cors=_cors
-        ),
-        any_method(
-            "/npm/_assets/{name}",
-            rate_limited("packages", static_asset),
-            methods=READ_METHODS,
-            cors=_cors,
-        ),
-        any_method(
-            "/npm/{rest:path}", rate_limited("packages", files), methods=READ_METHODS, cors=_cors
-        ),
-    ],
+    prefixes=("/npm",),
+    endpoints={
+        "/npm": page,
+        "/npm/importmap": importmap,
+        "/npm/search": search,
+        "/npm/_assets/{name}": static_asset,
+        "/npm/{rest:path}": files,
+    },
+    methods=READ_METHODS,
+    budget=True,
+    cors=_preflight_cors,
+    pages=(PageLink("/npm", "package search"),),
+    upstreams=(
+        Upstream(LIBRARY_CATALOG, urls=lambda s: (s.library_api, s.library_files)),
+        # Its host may come from the npm configuration at start (``packages.registry``).
+        Upstream(NPM_REGISTRY, rest=True),
+    ),
     openapi=OPENAPI,
     lifespan=lifespan,
 )

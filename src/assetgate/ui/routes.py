@@ -20,13 +20,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from assetgate.errors import AppError
-from assetgate.part import Part, part_state
+from assetgate.part import PageLink, Part, part_state
 from assetgate.resources import Resources, resources
 from assetgate.ui.listing import QUERY_MAX, list_files
 from assetgate.ui.openapi import OPENAPI
 from assetgate.ui.pages import PAGES, TEMPLATE, assemble
 from assetgate.web.caching import make_etag
-from assetgate.web.http import any_method
 from assetgate.web.params import read_int, read_str
 from assetgate.web.static import StaticFile, load_static, static_response
 
@@ -105,18 +104,21 @@ async def files(request: Request) -> Response:
         raise AppError.not_found("file listing covers a directory root only")
     listing = await anyio.to_thread.run_sync(list_files, settings.root, text, limit)
     body = {"files": listing.files, "truncated": listing.truncated}
-    response = JSONResponse(body, headers={"Cache-Control": "no-store"})
-    if request.method == "HEAD":
-        response.body = b""  # Content-Length stays the GET's
-    return response
+    return JSONResponse(body, headers={"Cache-Control": "no-store"})
 
 
 PART = Part(
     name=NAME,
-    routes=[
-        any_method("/ui", root, methods=METHODS),
-        any_method("/ui/{rest:path}", dispatch, methods=METHODS),
-    ],
+    prefixes=("/ui",),
+    endpoints={"/ui": root, "/ui/{rest:path}": dispatch},
+    methods=METHODS,
+    pages=(
+        PageLink("/ui/", "pages: what the service offers, links to all of them"),
+        PageLink("/ui/optimizer", "optimizer playground"),
+        PageLink("/ui/convert", "convert images to WebP"),
+        PageLink("/ui/whois", "whois lookup"),
+        PageLink("/ui/api", "the API, readable"),
+    ),
     openapi=OPENAPI,
     lifespan=lifespan,
 )

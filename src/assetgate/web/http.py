@@ -1,9 +1,11 @@
 """Methods, HEAD and the CORS preflight, answered the same way by every part (RFC 9110 §9).
 
-Every route of a part takes every method (``any_method``), so a wrong method is the part's own
-JSON 405 carrying ``Allow`` (never a fall-through to the optimizer's catch-all as a file lookup).
-An ``OPTIONS`` request on a read-only interface is a CORS preflight (``preflight``); ``body_for``
-empties a body for ``HEAD`` while its headers, Content-Length included, stay those of the GET.
+Every route of a part takes every method (``any_method``, which ``part.Part.route`` applies to
+each endpoint), so a wrong method is the part's own JSON 405 carrying ``Allow`` (never a
+fall-through to the optimizer's catch-all as a file lookup). An ``OPTIONS`` request on a read-only
+interface is a CORS preflight (``preflight``). A ``HEAD`` answer is the GET's with its body
+dropped on the way out (RFC 9110 §9.3.2), so its headers, Content-Length included, are the GET's
+whatever the endpoint built; ``body_for`` only lets an endpoint skip making a body nobody reads.
 Conditional requests live in ``web.caching``, media types in ``web.mediatypes``.
 """
 
@@ -15,7 +17,7 @@ from typing import Final
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from assetgate.errors import AppError
 
@@ -52,6 +54,24 @@ def body_for(request: Request, body: bytes) -> bytes:
     return b"" if request.method == "HEAD" else body
 
 
+#: Messages that carry a body: dropped for HEAD, the last one sent empty.
+_BODY_MESSAGES: Final = frozenset(
+    {"http.response.body", "http.response.pathsend", "http.response.zerocopysend"}
+)
+
+
+def headers_only(send: Send) -> Send:
+    """``send`` for a HEAD answer: the start message as it is, every body empty."""
+
+    async def sending(message: Message) -> None:
+        if message["type"] not in _BODY_MESSAGES:
+            await send(message)
+        elif not message.get("more_body", False):
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    return sending
+
+
 class _AnyMethod:
     """An ASGI endpoint: Starlette routes every method to it (a plain function gets GET only)."""
 
@@ -60,7 +80,7 @@ class _AnyMethod:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         response = await self.endpoint(Request(scope, receive))
-        await response(scope, receive, send)
+        await response(scope, receive, headers_only(send) if scope["method"] == "HEAD" else send)
 
 
 def any_method(

@@ -1,7 +1,8 @@
 """Pages and their scripts shipped as package data: read once, served with a strong ETag.
 
 Used by every part that has pages (the package search page, the ``/ui/`` pages), so a page is
-answered the same way everywhere: ETag, 304 on a match, ``Content-Length``, no body on HEAD.
+answered the same way everywhere: ETag, 304 on a match, ``Content-Length`` (a HEAD answer loses
+its body on the way out, ``web.http``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from assetgate.web.caching import is_not_modified, make_etag
-from assetgate.web.http import body_for
 from assetgate.web.mediatypes import media_type
 
 
@@ -44,4 +44,4 @@ def static_response(request: Request, item: StaticFile, headers: Mapping[str, st
     if is_not_modified(request.headers.get("if-none-match"), None, etag=item.etag, last_modified=0):
         return Response(status_code=304, headers=merged)
     merged["Content-Length"] = str(len(item.body))
-    return Response(body_for(request, item.body), media_type=item.media_type, headers=merged)
+    return Response(item.body, media_type=item.media_type, headers=merged)

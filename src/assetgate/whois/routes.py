@@ -20,17 +20,14 @@ from publicsuffixlist import PublicSuffixList
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
-from starlette.routing import Route
 
-from assetgate.budget import rate_limited
 from assetgate.cache import Cache, dataclass_codec
 from assetgate.cache.memory import MemoryTier
 from assetgate.errors import AppError
-from assetgate.operations.upstreams import WHOIS_SERVER
+from assetgate.operations.upstreams import Upstream
 from assetgate.part import Part, part_state
 from assetgate.resources import Resources
 from assetgate.settings import Settings
-from assetgate.web.http import any_method
 from assetgate.web.params import read_bool
 from assetgate.whois.bootstrap import BootstrapFile
 from assetgate.whois.domain import PARAM, Domain, normalise_tld, parse_domain, registrable
@@ -44,6 +41,9 @@ from assetgate.whois.upstream import FetchError
 log = logging.getLogger("assetgate.whois")
 
 NAME: Final = "whois"
+#: ``upstream`` labels of ``assetgate_upstream_errors_total``.
+RDAP: Final = "rdap"
+WHOIS_SERVER: Final = "whois server"
 METHODS: Final = ("GET", "HEAD")
 RESPONSE_HEADERS: Final = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
 ANSWERS_MEMORY_BYTES: Final = 32 * 1024 * 1024
@@ -165,11 +165,16 @@ async def _lookup(state: WhoisState, domain: Domain) -> tuple[WhoisAnswer, bool]
         ) from None
 
 
-def _routes() -> list[Route]:
-    return [
-        any_method("/api/whois", rate_limited(NAME, whois_text), methods=METHODS),
-        any_method("/api/whois/json", rate_limited(NAME, whois_json), methods=METHODS),
-    ]
-
-
-PART = Part(name=NAME, routes=_routes(), openapi=OPENAPI, lifespan=lifespan)
+PART = Part(
+    name=NAME,
+    prefixes=("/api/whois",),
+    endpoints={"/api/whois": whois_text, "/api/whois/json": whois_json},
+    methods=METHODS,
+    budget=True,
+    upstreams=(
+        Upstream(RDAP, path_contains="/domain/"),  # RFC 9082 queries, over the shared client
+        Upstream(WHOIS_SERVER),  # port 43, not HTTP: counted by the resolver's ``on_server_error``
+    ),
+    openapi=OPENAPI,
+    lifespan=lifespan,
+)
