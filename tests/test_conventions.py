@@ -266,3 +266,9 @@ async def test_a_preflight_spends_no_budget(make_settings: Callable[..., Setting
         over = await client.get("/npm/_assets/search.js")
     assert statuses == [204] * 6
     assert (spent.status_code, over.status_code) == (200, 429)
+
+
+def test_a_route_outside_the_part_s_prefixes_is_refused_when_declared() -> None:
+    with pytest.raises(ValueError, match=r"extra: /elsewhere is outside its prefixes"):
+        Part(name="extra", prefixes=("/extra",), endpoints={"/elsewhere": extra_hello})
+    assert Part(name="x", prefixes=("/x/",), endpoints={"/x": extra_hello}).routes[0].path == "/x"

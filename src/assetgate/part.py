@@ -24,6 +24,7 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from assetgate.budget import rate_limited
+from assetgate.operations.observe import owns
 from assetgate.operations.upstreams import Upstream
 from assetgate.resources import Resources, resources
 from assetgate.settings import Settings
@@ -76,6 +77,9 @@ class Part:
     routes: tuple[Route, ...] = field(init=False)
 
     def __post_init__(self) -> None:
+        for path in self.endpoints:
+            if not any(owns(prefix.rstrip("/"), path) for prefix in self.prefixes):
+                raise ValueError(f"{self.name}: {path} is outside its prefixes {self.prefixes}")
         routes = tuple(self.route(path, endpoint) for path, endpoint in self.endpoints.items())
         object.__setattr__(self, "routes", routes)
 

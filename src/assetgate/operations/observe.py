@@ -59,12 +59,17 @@ class Interfaces:
         return cls(tuple((prefix.rstrip("/"), label) for prefix, label in ordered), frozenset(own))
 
 
+def owns(prefix: str, path: str) -> bool:
+    """``prefix`` (without a trailing ``/``) is ``path`` or a folder above it."""
+    return path.startswith(prefix) and (len(path) == len(prefix) or path[len(prefix)] == "/")
+
+
 def interface_of(path: str, interfaces: Interfaces) -> str:
     """The ``interface`` label of a request path."""
     if path in interfaces.own:
         return OTHER
     for prefix, label in interfaces.prefixes:
-        if path.startswith(prefix) and (len(path) == len(prefix) or path[len(prefix)] == "/"):
+        if owns(prefix, path):
             return label
     return OTHER
 
