@@ -105,10 +105,7 @@ async def lifespan(res: Resources) -> AsyncIterator[OptimizerState]:
             + f"/effort-webp{settings.webp_effort}-avif{settings.avif_effort}"
             + (f"/watermarks-{fingerprint(watermarks)}" if watermarks else ""),
             limits=Limits.from_settings(settings, res.decode_limits),
-            cors={
-                "Access-Control-Allow-Origin": settings.cors_origin,
-                "Access-Control-Expose-Headers": EXPOSED,
-            },
+            cors={**_preflight_cors(settings), "Access-Control-Expose-Headers": EXPOSED},
             real_root=res.mounts.single_root,
             read_query=query_reader(
                 presets=load_presets(settings.presets), widths=tuple(settings.allowed_widths)
@@ -359,6 +356,7 @@ def _rendered_headers(source_size: int, outcome: Outcome, cache_state: str) -> d
 
 
 def _preflight_cors(settings: Settings) -> Mapping[str, str]:
+    """The preflight's CORS field; every answer adds the headers a page may read (``EXPOSED``)."""
     return {"Access-Control-Allow-Origin": settings.cors_origin}
 
 
