@@ -272,3 +272,17 @@ def test_a_route_outside_the_part_s_prefixes_is_refused_when_declared() -> None:
     with pytest.raises(ValueError, match=r"extra: /elsewhere is outside its prefixes"):
         Part(name="extra", prefixes=("/extra",), endpoints={"/elsewhere": extra_hello})
     assert Part(name="x", prefixes=("/x/",), endpoints={"/x": extra_hello}).routes[0].path == "/x"
+
+
+def test_one_upstream_names_the_rest(settings: Settings) -> None:
+    from assetgate.app import upstream_names
+
+    claims = Part(
+        name="x",
+        prefixes=("/x",),
+        endpoints={"/x": extra_hello},
+        upstreams=(Upstream("x registry", rest=True),),
+    )
+    with pytest.raises(ValueError, match="'npm registry' and 'x registry' both claim the rest"):
+        upstream_names((*PARTS, claims), settings)
+    assert upstream_names(PARTS, settings).rest == "npm registry"

@@ -77,6 +77,9 @@ class UpstreamNames:
             if upstream.path_contains is not None:
                 paths.append((upstream.path_contains, upstream.label))
             if upstream.rest:
+                if rest != UNNAMED:
+                    both = f"{rest!r} and {upstream.label!r}"
+                    raise ValueError(f"upstreams {both} both claim the rest")
                 rest = upstream.label
         return cls(hosts, tuple(paths), rest)
 
