@@ -12,11 +12,12 @@ mixes two frames. The README maps every filter number to the libvips operation u
 
 from __future__ import annotations
 
-import functools
+import threading
 from collections.abc import Callable
 from typing import Final
 
 import pyvips
+from cachetools import LRUCache, cached
 
 from assetgate.cpu import stop
 from assetgate.imaging.frames import is_animated, make_roll, split_frames, timing
@@ -32,6 +33,9 @@ SEPIA: Final = (
     (0.272, 0.534, 0.131),
 )
 _ROT: Final = {90: "d90", 180: "d180", 270: "d270"}
+# Fitted watermarks kept in memory. By bytes, not by count: a logo fitted to a 50 MP output is
+# 200 MB, and 32 of them (the count bound this replaced) would be gigabytes.
+LOGO_CACHE_BYTES: Final = 64 * 1024 * 1024
 
 
 def crop(image: pyvips.Image, plan: Plan) -> pyvips.Image:
@@ -171,7 +175,15 @@ def stamp(image: pyvips.Image, plan: Plan) -> pyvips.Image:
     return out if had_alpha else out.extract_band(0, n=3)
 
 
-@functools.lru_cache(maxsize=32)
+def _logo_bytes(logo: pyvips.Image) -> int:
+    return int(logo.width * logo.height * logo.bands)  # 8-bit, held in memory (``copy_memory``)
+
+
+# Render threads share it; one over the whole budget is made again when asked, never kept.
+LOGOS: Final[LRUCache[object, pyvips.Image]] = LRUCache(LOGO_CACHE_BYTES, getsizeof=_logo_bytes)
+
+
+@cached(LOGOS, lock=threading.Lock())
 def _logo(data: bytes, box: tuple[int, int], opacity: float) -> pyvips.Image:
     """A watermark decoded, fitted into ``box`` and faded, in memory: once for all the frames
     of an animation and for every request of that output size."""

@@ -20,19 +20,14 @@ import tempfile
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
+
+from cachetools import LRUCache
 
 from assetgate.packages.tarball import StoredBlob
 from assetgate.web.paths import resolve_under
 
 PATH_CACHE_ENTRIES: Final = 8192
-
-
-def trim(cache: dict[Any, Any]) -> None:
-    """Drop the oldest entry of an over-full cache; tolerant of a concurrent ``clear``."""
-    if len(cache) > PATH_CACHE_ENTRIES:
-        with contextlib.suppress(KeyError, StopIteration, RuntimeError):
-            cache.pop(next(iter(cache)))
 
 
 class Blobs:
@@ -45,23 +40,28 @@ class Blobs:
             (self.dir / f"{index:02x}").mkdir(exist_ok=True)
         self._dir_str = str(self.dir)
         self._tmp_str = str(self.tmp_dir)
-        self._paths: dict[str, Path] = {}
+        # Checked paths, least recently used out; ``forget`` runs on a worker thread (eviction),
+        # ``path`` on the event loop: ``cachetools`` is not thread-safe, hence the lock.
+        self._paths_lock = threading.Lock()
+        self._paths: LRUCache[str, Path] = LRUCache(PATH_CACHE_ENTRIES)
 
     def path(self, blob: str) -> Path | None:
         """The blob's file, checked by ``resolve_under`` once and then remembered (the name is
         a digest, so the answer can only change by deletion, which calls ``forget``)."""
-        found = self._paths.get(blob)
+        with self._paths_lock:
+            found = self._paths.get(blob)
         if found is not None:
             return found
         located = resolve_under(self.dir, f"{blob[:2]}/{blob}")
         if located is None:
             return None
-        self._paths[blob] = located.path
-        trim(self._paths)
+        with self._paths_lock:
+            self._paths[blob] = located.path
         return located.path
 
     def forget(self) -> None:
-        self._paths.clear()
+        with self._paths_lock:
+            self._paths = LRUCache(PATH_CACHE_ENTRIES)
 
     def put_bytes(self, data: bytes, suffix: str) -> tuple[StoredBlob, bool]:
         """Small bodies (most package files): hashed in memory, written once, no temp-name dance.

@@ -22,18 +22,20 @@ import json
 import sqlite3
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
-from assetgate.packages.blobs import Blobs, trim
+from cachetools import LRUCache
+
+from assetgate.packages.blobs import Blobs
 from assetgate.packages.tarball import StoredBlob
 
 Namespace = Literal["npm", "lib", "esm"]  # esm: built ES modules of an npm version
 CHUNK_BYTES: Final = 64 * 1024
 FILE_CACHE_ENTRIES: Final = 8192
+VERSION_CACHE_ENTRIES: Final = 8192
 TOUCH_FLUSH_S: Final = 30.0
 
 _SCHEMA: Final = """
@@ -112,8 +114,11 @@ class Store:
         with self._writer() as db:
             db.executescript(_SCHEMA)
         self._reader = self._connect()
-        self._files: OrderedDict[tuple[str, str, str, str], FileRow] = OrderedDict()
-        self._versions: dict[VersionKey, VersionRow] = {}
+        # Rows read from the index, least recently used out. An eviction (a worker thread) empties
+        # them while the event loop reads: ``cachetools`` is not thread-safe, hence the lock.
+        self._memo_lock = threading.Lock()
+        self._files: LRUCache[tuple[str, str, str, str], FileRow] = LRUCache(FILE_CACHE_ENTRIES)
+        self._versions: LRUCache[VersionKey, VersionRow] = LRUCache(VERSION_CACHE_ENTRIES)
         self._touched: dict[VersionKey, float] = {}
         self._touch_lock = threading.Lock()
         self._last_flush = time.monotonic()
@@ -141,7 +146,8 @@ class Store:
     # --- reads (event loop) -------------------------------------------------------------------
     def version(self, ns: Namespace, name: str, version: str) -> VersionRow | None:
         key = (ns, name, version)
-        cached = self._versions.get(key)
+        with self._memo_lock:
+            cached = self._versions.get(key)
         if cached is not None:
             return cached
         row = self._reader.execute(
@@ -151,16 +157,15 @@ class Store:
         if row is None:
             return None
         found = VersionRow(row[0], row[1])
-        self._versions[key] = found
-        trim(self._versions)
+        with self._memo_lock:
+            self._versions[key] = found
         return found
 
     def file(self, ns: Namespace, name: str, version: str, path: str) -> FileRow | None:
         key = (ns, name, version, path)
-        cached = self._files.get(key)
+        with self._memo_lock:
+            cached = self._files.get(key)
         if cached is not None:
-            with contextlib.suppress(KeyError):  # an eviction thread may have just cleared it
-                self._files.move_to_end(key)
             return cached
         row = self._reader.execute(
             "SELECT path, blob, sha256, sha512, size FROM files"
@@ -170,10 +175,8 @@ class Store:
         if row is None:
             return None
         found = FileRow(*row)
-        self._files[key] = found
-        if len(self._files) > FILE_CACHE_ENTRIES:
-            with contextlib.suppress(KeyError):
-                self._files.popitem(last=False)
+        with self._memo_lock:
+            self._files[key] = found
         return found
 
     def files(self, ns: Namespace, name: str, version: str) -> list[FileRow]:
@@ -340,9 +343,10 @@ class Store:
         return evicted
 
     def forget_cached(self) -> None:
-        self._files.clear()
+        with self._memo_lock:  # new maps, not ``clear()``: that pops 8,192 entries one by one
+            self._files = LRUCache(FILE_CACHE_ENTRIES)
+            self._versions = LRUCache(VERSION_CACHE_ENTRIES)
         self.blobs.forget()
-        self._versions.clear()
 
     def forget(self, key: VersionKey) -> None:
         """Remove a version whose blob vanished (another process evicted it) so it is re-fetched."""

@@ -117,6 +117,8 @@ class Sources:
         self.settle_s = settle_s
         self.body_bytes = 0
         self.fingerprinted = 0  # how many times a file's content was read and hashed
+        # An OrderedDict, not cachetools' LRUCache: this is on every request and the C-level
+        # get + move_to_end is ~0.4 us cheaper (docs/caching.md, "Every memo in the process").
         self._entries: OrderedDict[StatKey, Source] = OrderedDict()
         self._pending: dict[StatKey, anyio.Event] = {}
 

@@ -56,7 +56,10 @@ class WhoisState:
     cache: Cache[WhoisAnswer]  # shared through Redis when ASSETGATE_REDIS_URL is set
     restricted: frozenset[str]
     private_suffix: Callable[[str], str | None]
-    # JSON of cache hits, rendered once per cached answer: a hit then costs no rendering.
+    # JSON of cache hits, rendered once per answer: a hit then costs no rendering. Keyed by the
+    # answers cache's own key (the registrable domain) and checked against the answer itself, so
+    # a domain has one rendering, replaced when its answer changes, and an equal answer read
+    # back from Redis is a hit too.
     rendered: MemoryTier[tuple[WhoisAnswer, bytes]] = field(
         default_factory=lambda: MemoryTier(RENDERED_MEMORY_BYTES)
     )
@@ -64,12 +67,17 @@ class WhoisState:
     def json_body(self, answer: WhoisAnswer, *, cached: bool, raw: bool) -> bytes:
         if not cached or raw:
             return _json_bytes(render_record(answer, cached=cached, raw=raw))
-        key = str(id(answer))
+        key = answer.domain.ascii
         entry = self.rendered.get(key)
-        if entry is None or entry[0] is not answer:
+        if entry is None or (entry[0] is not answer and entry[0] != answer):
             entry = (answer, _json_bytes(render_record(answer, cached=True, raw=False)))
-            self.rendered.put(key, entry, len(entry[1]), math.inf)
+            self.rendered.put(key, entry, _rendered_weight(*entry), math.inf)
         return entry[1]
+
+
+def _rendered_weight(answer: WhoisAnswer, body: bytes) -> int:
+    """The JSON and the answer it is checked against (which the entry keeps alive), roughly."""
+    return len(body) + sum(len(hop.text) for hop in answer.hops)
 
 
 def _json_bytes(record: dict[str, object]) -> bytes:
