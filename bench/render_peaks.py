@@ -30,6 +30,7 @@ JOBS = [
     ("PNG RGB -> WebP", "png", "webp"),
     ("PNG RGBA -> WebP", "png-alpha", "webp"),
     ("PNG RGBA -> WebP w=800", "png-alpha", "webp-800"),
+    ("PNG RGBA -> WebP rotate=90", "png-alpha", "webp-r90"),
     ("PNG RGBA -> PNG w=1600", "png-alpha", "png-1600"),
     ("PNG RGBA -> AVIF w=1600", "png-alpha", "avif-1600"),
     ("JPEG baseline -> JPEG q=80", "jpeg", "jpeg"),
@@ -123,7 +124,10 @@ else:
     from assetgate.optimizer.render import Job, prepare, render
     from assetgate.optimizer.queries import read_query
     fmt, _, width = task.partition("-")
-    query = f"format={fmt}" + (f"&width={width}" if width else "")
+    if width.startswith("r"):  # a turn: the decoded image is held while the saver reads
+        query = f"format={fmt}&rotate={width[1:]}"
+    else:
+        query = f"format={fmt}" + (f"&width={width}" if width else "")
     query += "&q=80" if fmt == "jpeg" else ""
     spec = read_query(query.encode(), False).image
     job = Job.from_settings(settings, path=path, size=path.stat().st_size, spec=spec,

@@ -85,3 +85,12 @@ def test_fitting_pixels_is_the_largest_output_under_the_ceiling() -> None:
     # The reduced decode alone is over a tiny ceiling: nothing fits.
     assert fitting_pixels(RGBA, 10 * MP, output="webp", reduced=True) == 0
     assert mib(ceiling) == "512 MiB"
+
+
+def test_only_strip_decoders_read_in_one_pass_hold_nothing_whole() -> None:
+    """libjpeg and libspng decode in strips; a BMP (Pillow) or a WebP is decoded whole."""
+    full = {"output": "webp", "out_pixels": 49 * MP, "reduced": False, "one_pass": True}
+    png = peak_bytes(RGB, **full)  # type: ignore[arg-type]
+    for fmt in ("bmp", "webp", "tiff", "avif", "gif"):
+        whole = SourceInfo(7000, 7000, 1, False, fmt)  # type: ignore[arg-type]
+        assert peak_bytes(whole, **full) == png + 49 * MP * 3  # type: ignore[arg-type]

@@ -11,8 +11,9 @@ gradient, gaussian noise; docs/benchmarks.md), rounded up; the bench fails when 
 falls below a measured peak.
 
 Per source pixel (all kept frames): a decode kept at full size costs its bands when the pipeline
-needs it whole (turns, filters, a trim, every frame of an animation), nothing when it is read once
-top to bottom, straight into the saver (``one_pass``); one reduced while loading costs 1.25 for a
+needs it whole (turns, filters, a trim, every frame of an animation) or its decoder makes it whole
+(all but ``STRIP_DECODERS``), nothing when it is read once top to bottom, straight into the saver
+(``one_pass``); one reduced while loading costs 1.25 for a
 JPEG (DCT scaling, read in strips) and the bands for other formats; a progressive JPEG adds 6 (2
 bytes a coefficient, 4:4:4 and lighter). Per output pixel: the encoder and the picture it is fed,
 ``ENCODER_BYTES``, for one frame (two for an animation, which is encoded frame by frame against a
@@ -49,6 +50,8 @@ ENCODER_BYTES: Final[Mapping[str, float]] = {
 #: Pillow's still WebP encoder: the image decoded into its buffer, then copied into libwebp's
 #: picture as ARGB.
 PILLOW_WEBP_BYTES: Final = 8
+#: The formats libvips decodes in strips of rows (measured): read once, nothing whole is held.
+STRIP_DECODERS: Final = frozenset({"jpeg", "png"})
 #: A JPEG decoded straight at a reduced size (libjpeg's DCT scaling, strips of rows).
 REDUCED_JPEG_BYTES: Final = 1.25
 #: libjpeg's whole-image coefficient buffer for a progressive (multi-scan) JPEG.
@@ -121,8 +124,8 @@ def _factors(
     bands = 4 if info.has_alpha else 3
     if reduced:
         per_source = REDUCED_JPEG_BYTES if info.fmt == "jpeg" else float(bands)
-    elif one_pass and frames == 1 and info.orientation <= 1:  # autorot reads a turned one whole
-        per_source = 0.0
+    elif one_pass and frames == 1 and info.orientation <= 1 and info.fmt in STRIP_DECODERS:
+        per_source = 0.0  # autorot reads a turned image whole; the others decode it whole
     else:
         per_source = float(bands)
     if info.progressive:
