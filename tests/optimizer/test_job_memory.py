@@ -29,7 +29,7 @@ def rgba_png(path: Path, width: int, height: int) -> None:
 
 
 def assert_memory_413(response: httpx.Response) -> str:
-    assert response.status_code == 413, response.text
+    assert response.status_code == 413, response.text[:300]
     assert response.headers["content-type"] == "application/json"
     body = response.json()
     assert body["code"] == 413
@@ -54,7 +54,7 @@ async def test_a_full_size_rgba_webp_over_the_default_ceiling_is_413_at_once(
     """4000x4000 RGBA -> full-size WebP counts ~640 MiB (libwebp's alpha coder), over 512."""
     rgba_png(docroot / "poster.png", 4000, 4000)
     async with custom_client() as client:
-        for url in ("/poster.png?format=webp", "/?file=poster.png"):
+        for url in ("/poster.png?format=webp", "/?file=poster.png&format=webp&q=80"):
             started = time.perf_counter()
             response = await client.get(url, headers=WEBP)
             assert time.perf_counter() - started < 2.0
@@ -66,10 +66,30 @@ async def test_a_full_size_rgba_webp_over_the_default_ceiling_is_413_at_once(
             assert head.content == b""
         assert 1000 < hinted_width(message) < 4000
         response = await client.get("/poster.png?format=webp&width=800", headers=WEBP)
-        assert response.status_code == 200, response.text
+        assert response.status_code == 200, response.text[:300]
         image = make.decode(response.content)
         assert response.headers["content-type"] == "image/webp"
         assert (image.width, image.height, image.bands) == (800, 800, 4)
+
+
+async def test_a_negotiated_webp_over_the_ceiling_is_the_original(
+    docroot: Path, custom_client: Callable[..., Any]
+) -> None:
+    """No ``format``, WebP only from Accept, nothing else asked: the original PNG may stand in
+    (as when a re-encode comes out bigger), so the client gets it instead of a 413."""
+    rgba_png(docroot / "poster.png", 4000, 4000)
+    original = (docroot / "poster.png").read_bytes()
+    async with custom_client() as client:
+        for url in ("/?file=poster.png", "/poster.png?q=70"):
+            started = time.perf_counter()
+            response = await client.get(url, headers=WEBP)
+            assert time.perf_counter() - started < 2.0
+            assert response.status_code == 200, response.text[:300]
+            assert response.headers["content-type"] == "image/png"
+            assert response.content == original
+        # Asked for by name, or with pixels changed, the original cannot stand in: the 413.
+        assert_memory_413(await client.get("/poster.png?width=3900", headers=WEBP))
+        assert_memory_413(await client.get("/poster.png?format=webp&q=85", headers=WEBP))
 
 
 async def test_the_ceiling_is_a_setting_and_zero_lifts_it(
@@ -93,7 +113,7 @@ async def test_the_ceiling_is_a_setting_and_zero_lifts_it(
         assert (await client.get("/small.png")).status_code == 200
     async with custom_client(render_job_memory_bytes=0) as client:
         response = await client.get("/small.png?format=webp", headers=WEBP)
-        assert response.status_code == 200, response.text
+        assert response.status_code == 200, response.text[:300]
         image = make.decode(response.content)
         assert (image.width, image.height, image.bands) == (1600, 1200, 4)
         assert make.pixel(response.content, 0, 0)[3] == 0  # the alpha survived

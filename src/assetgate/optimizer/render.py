@@ -104,12 +104,16 @@ class Probed:
         terms = _cost_terms(plan, self.info)
         return peak_bytes(self.info, out_pixels=plan.width * plan.height, **terms)
 
+    def fits(self, ceiling: int) -> bool:
+        """The render counts at most ``ceiling`` (0: no ceiling)."""
+        return ceiling <= 0 or self.cost <= ceiling
+
     def within(self, ceiling: int) -> None:
         """413 naming ``file`` when the render counts more than ``ceiling`` (0: no ceiling),
         with the largest ``width`` that would fit (docs/optimizer.md "Memory limit")."""
-        cost, plan = self.cost, self.plan
-        if ceiling <= 0 or cost <= ceiling:
+        if self.fits(ceiling):
             return
+        cost, plan = self.cost, self.plan
         what = f"rendering it as {plan.width}x{plan.height} {plan.output}"
         # A smaller output is loaded reduced (shrink-on-load), at the same aspect ratio.
         reduced = replace(plan, load_size=(1, 1), trim=0)
@@ -162,8 +166,13 @@ def prepare(job: Job, *, reencode: bool = False) -> Probed | Outcome:
             return Outcome(fmt, plan.output, None, info.width, info.height)
         plan = replace(plan, passthrough=False)
     ready = Probed(src, fmt, info, plan)
-    if not job.spec.info:  # ``info=1`` only reads the header and the pixels' statistics
-        ready.within(decode.max_job_bytes)
+    if job.spec.info:  # ``info=1`` only reads the header and the pixels' statistics
+        return ready
+    if plan.fallback is not None and not reencode and not ready.fits(decode.max_job_bytes):
+        # A pure re-encode the original may stand in for (a format negotiated from Accept):
+        # the original, as when the re-encode comes out bigger, rather than a 413.
+        return Outcome(fmt, plan.fallback, None, info.width, info.height)
+    ready.within(decode.max_job_bytes)
     return ready
 
 
