@@ -9,7 +9,7 @@ Three figures, each read from the server process itself (``/proc/<pid>``), never
    &format=png``), then the CPU seconds the server spends on 20 such requests whose clients hang
    up after 0.3 s. Target: at most 2x one render.
 2. Peak RSS (VmHWM) of a fresh server answering 16 parallel renders of a 49 MP PNG to WebP,
-   RGB and RGBA.
+   RGB and RGBA, and of RGBA at width=2500 (what the per-job memory limit leaves).
 3. Peak RSS of a fresh server answering 16 parallel conversions of the same PNGs.
    Target for all: under 600 MB with the defaults.
 
@@ -19,6 +19,7 @@ The server runs with its defaults (``assetgate serve``), one process, on loopbac
 from __future__ import annotations
 
 import argparse
+import collections
 import concurrent.futures
 import os
 import socket
@@ -130,19 +131,32 @@ def abandoned(root: Path) -> tuple[float, float]:
         server.close()
 
 
-def parallel_peak(root: Path, send: Callable[[httpx.Client, str], int]) -> tuple[float, list[int]]:
+def parallel_peak(root: Path, send: Callable[[httpx.Client, str], int]) -> tuple[float, str]:
+    """Peak RSS of a fresh server and what the 16 requests got: status x count (slowest s)."""
     server = Server(root)
+
+    def timed(client: httpx.Client) -> tuple[int, float]:
+        started = time.monotonic()
+        return send(client, server.base), time.monotonic() - started
+
     try:
         with httpx.Client(timeout=300) as client, concurrent.futures.ThreadPoolExecutor(16) as pool:
-            statuses = list(pool.map(lambda _: send(client, server.base), range(16)))
-        return server.peak_rss_mb(), statuses
+            answers = list(pool.map(lambda _: timed(client), range(16)))
+        slowest: dict[int, float] = {}
+        for status, took in answers:
+            slowest[status] = max(took, slowest.get(status, 0.0))
+        counts = collections.Counter(status for status, _ in answers)
+        got = ", ".join(
+            f"{counts[code]} x {code} (slowest {slowest[code]:.2f} s)" for code in sorted(counts)
+        )
+        return server.peak_rss_mb(), got
     finally:
         server.close()
 
 
-def render(name: str) -> Callable[[httpx.Client, str], int]:
+def render(name: str, query: str = "") -> Callable[[httpx.Client, str], int]:
     def send(client: httpx.Client, base: str) -> int:
-        return client.get(base + f"/{name}?format=webp&q=80").status_code
+        return client.get(base + f"/{name}?format=webp&q=80{query}").status_code
 
     return send
 
@@ -170,12 +184,16 @@ def main() -> None:
             times = twenty / one
             print(f"20 abandoned costly requests: {twenty:.2f} CPU-s ({times:.1f}x one render)")
         for name, label in (("big.png", "RGB"), ("alpha.png", "RGBA")):
-            peak, statuses = parallel_peak(root, render(name))
+            peak, got = parallel_peak(root, render(name))
             print(f"16 parallel 49 MP {label} PNG -> WebP renders: peak RSS {peak:.0f} MB")
-            print(f"  statuses {statuses}")
-            peak, statuses = parallel_peak(root, convert(root, name))
+            print(f"  answers: {got}")
+            peak, got = parallel_peak(root, convert(root, name))
             print(f"16 parallel 49 MP {label} PNG conversions: peak RSS {peak:.0f} MB")
-            print(f"  statuses {statuses}")
+            print(f"  answers: {got}")
+        # What the per-job memory limit leaves of an RGBA request: a width that fits it.
+        peak, got = parallel_peak(root, render("alpha.png", "&width=2500"))
+        print(f"16 parallel 49 MP RGBA PNG -> WebP width=2500 renders: peak RSS {peak:.0f} MB")
+        print(f"  answers: {got}")
 
 
 if __name__ == "__main__":

@@ -170,6 +170,7 @@ class Settings(BaseSettings):
     render_timeout_s: float = Field(default=30.0, gt=0)
     render_queue_wait_s: float = Field(default=10.0, gt=0)
     render_memory_bytes: int = Field(default=256 * 1024 * 1024, ge=0)
+    render_job_memory_bytes: int = Field(default=512 * 1024 * 1024, ge=0)
 
     # --- pages and command line ---------------------------------------------------------------
     ui_file_listing: bool = True

@@ -12,9 +12,14 @@ from assetgate.settings import Settings
 
 def test_decode_limits_come_from_the_settings(tmp_path: Path) -> None:
     settings = Settings(
-        root=tmp_path, max_input_pixels=1234, max_animation_frames=7, disabled_codecs=["avif"]
+        root=tmp_path,
+        max_input_pixels=1234,
+        max_animation_frames=7,
+        disabled_codecs=["avif"],
+        render_job_memory_bytes=4321,
     )
-    assert DecodeLimits.from_settings(settings) == DecodeLimits(1234, 7, ("avif",))
+    limits = DecodeLimits(1234, 7, ("avif",), max_job_bytes=4321)
+    assert DecodeLimits.from_settings(settings) == limits
 
 
 @pytest.mark.parametrize(

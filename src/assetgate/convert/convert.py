@@ -19,7 +19,7 @@ from pathlib import Path
 from assetgate.convert.options import ConvertOptions
 from assetgate.cpu import stop
 from assetgate.errors import AppError
-from assetgate.imaging.encode import encode, encode_webp_still
+from assetgate.imaging.encode import encode, encode_webp_still, streams_webp
 from assetgate.imaging.formats import HEAD_BYTES, WEBP_MAX_SIDE, InputFormat, sniff
 from assetgate.imaging.frames import frame_geometry
 from assetgate.imaging.integrity import tolerating_harmless
@@ -94,9 +94,9 @@ def to_webp(
             )
             width, height, pages = frame_geometry(image)
             encoder = {"quality": options.quality, "effort": options.effort}
-            if pages > 1:
-                animation = encode(image, "webp", lossless=options.lossless, **encoder)
-                return animation, width, height, pages
+            if pages > 1 or streams_webp(width * height):  # libvips' saver reads it once
+                webp = encode(image, "webp", lossless=options.lossless, **encoder)
+                return webp, width, height, pages
             still = to_pillow(image)
             del image  # frees the decoded buffer before the encoder allocates its planes
             stop.check()  # Pillow's encoder cannot be killed half-way: do not start it late

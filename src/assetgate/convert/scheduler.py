@@ -35,7 +35,8 @@ from assetgate.convert.options import ConvertOptions
 from assetgate.convert.uploads import UPLOAD_FIELD, Upload
 from assetgate.cpu.workgate import WorkGate
 from assetgate.errors import AppError
-from assetgate.imaging.cost import peak_bytes
+from assetgate.imaging.cost import mib, peak_bytes
+from assetgate.imaging.formats import SourceInfo
 from assetgate.imaging.limits import DecodeLimits
 
 log = logging.getLogger("assetgate.convert")
@@ -95,6 +96,20 @@ def extension_error(upload: Upload) -> AppError | None:
     ext = extension(upload.filename)
     why = f"has the extension .{ext}" if ext else "has no file extension"
     return file_error(upload, f"{why}, which is not an image format's")
+
+
+def within_ceiling(info: SourceInfo, cost: int, ceiling: int) -> None:
+    """413 (named by ``as_file_error``) when converting counts more than ``ceiling``, with the
+    largest image of this kind that would fit (docs/convert.md "Memory limit")."""
+    if ceiling <= 0 or cost <= ceiling:
+        return
+    fits = info.pixels * ceiling / cost / 1e6
+    raise AppError.too_large(
+        f"needs about {mib(cost)} of memory to convert ({info.width}x{info.height} px"
+        f"{' with alpha' if info.has_alpha else ''}), over the memory safety limit of "
+        f"{mib(ceiling)} for one image job (ASSETGATE_RENDER_JOB_MEMORY_BYTES); an image like it "
+        f"of at most {fits:.1f} MP fits, or the operator can raise the limit"
+    )
 
 
 class Scheduler:
@@ -188,8 +203,14 @@ class Scheduler:
         found = await self.gate.run(inspect, upload.path, upload.filename, self.limits)
         info, lossless = found.info, conversion.options.lossless
         cost = peak_bytes(
-            info, output="webp", out_pixels=info.pixels, reduced=False, lossless=lossless
+            info,
+            output="webp",
+            out_pixels=info.pixels,
+            reduced=False,
+            lossless=lossless,
+            one_pass=True,  # ``to_webp`` reads a still once, top to bottom
         )
+        within_ceiling(info, cost, self.limits.max_job_bytes)
         job = (upload.path, conversion.output, found, conversion.options, self.limits)
         return await self.gate.run(to_webp, *job, self.max_output_bytes, cost=cost)
 

@@ -7,12 +7,13 @@ at most ``queue`` more wait, and one beyond that is refused at once with a 503 a
 ``Retry-After`` instead of a growing backlog. libvips and zlib release the GIL, so the threads
 overlap on the cores.
 
-Memory: a job may say what it costs (``cost``, the bytes its decoded pixels will take, known from
-the header probe). Jobs whose costs together fit ``memory_bytes`` go to the pool; one that does
-not fit waits beside the pool until enough cost has finished, while cheaper jobs behind it go
+Memory: a job may say what it costs (``cost``, its counted memory peak, known from the header
+probe: ``imaging.cost``). Jobs whose costs together fit ``memory_bytes`` go to the pool; one that
+does not fit waits beside the pool until enough cost has finished, while cheaper jobs behind it go
 ahead (a thumbnail never waits for a poster). A job costing more than the whole budget runs when
-nothing else holds memory: alone, never refused. Counting jobs alone let 16 parallel 49 MP
-conversions take a gigabyte.
+nothing else holds memory: alone, never refused here (a job over the per-job limit,
+``ASSETGATE_RENDER_JOB_MEMORY_BYTES``, is refused with a 413 before it reaches the gate). Counting
+jobs alone let 16 parallel 49 MP conversions take a gigabyte.
 
 Deadlines: a job that waited longer than ``queue_wait_s`` is answered 503 with ``Retry-After``
 instead of starting (by the event loop at the deadline, so the answer is on time even while every

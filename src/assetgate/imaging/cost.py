@@ -1,21 +1,31 @@
 """What one image job really holds in memory at its peak, from the header and the plan alone.
 
 The WorkGate admits render and conversion jobs by their cost against
-``ASSETGATE_RENDER_MEMORY_BYTES``. Counting only the decoded pixels (width x height x bands)
-undercounted real peaks 3-7x: the saver copies the decoded image before encoding, libjpeg keeps a
-whole-image coefficient buffer for a progressive file, and libwebp's encoder holds several planes
-(its lossless coder, which also codes a lossy file's alpha, about 22 bytes a pixel). The factors
-below are the peaks ``bench/render_peaks.py`` measured per kind of job (docs/benchmarks.md),
-rounded up; the bench fails when a counted cost falls below a measured peak.
+``ASSETGATE_RENDER_MEMORY_BYTES``, and the optimizer and the conversion refuse a job whose cost is
+over ``ASSETGATE_RENDER_JOB_MEMORY_BYTES`` with a 413. Counting only the decoded pixels (width x
+height x bands) undercounted real peaks 3-7x: libjpeg keeps a whole-image coefficient buffer for a
+progressive file, and libwebp's encoder holds several planes (its lossless coder, which also codes
+a lossy file's alpha, holds up to ~36 bytes a pixel for a noisy alpha). The factors below are the
+worst peaks ``bench/render_peaks.py`` measured per kind of job and content (photo, smooth
+gradient, gaussian noise; docs/benchmarks.md), rounded up; the bench fails when a counted cost
+falls below a measured peak.
 
-Per source pixel (all kept frames): a decode kept at full size costs 2 x bands (the decoded image
-and the saver's copy); one reduced while loading costs 1.25 for a JPEG (DCT scaling, read in
-strips) and the bands for other formats; a progressive JPEG adds 4 (2 bytes a coefficient, 4:2:2
-and lighter). Per output pixel: the encoder's own buffers, ``ENCODER_BYTES``, for one frame (two
-for an animation, which is encoded frame by frame against a canvas).
+Per source pixel (all kept frames): a decode kept at full size costs its bands when the pipeline
+needs it whole (turns, filters, a trim, every frame of an animation) or its decoder makes it whole
+(all but ``STRIP_DECODERS``), nothing when it is read once top to bottom, straight into the saver
+(``one_pass``); one reduced while loading costs 1.25 for a
+JPEG (DCT scaling, read in strips) and the bands for other formats; a progressive JPEG adds 6 (2
+bytes a coefficient, 4:4:4 and lighter). Per output pixel: the encoder and the picture it is fed,
+``ENCODER_BYTES``, for one frame (two for an animation, which is encoded frame by frame against a
+canvas); a still WebP small enough for Pillow's encoder (``encode.streams_webp``) adds Pillow's
+buffer and its ARGB copy; a ``max_bytes`` search adds the pipeline's output kept in memory.
 
 API:
-- ``peak_bytes(info, *, output, out_pixels, reduced, lossless=False, all_frames=True) -> int``.
+- ``peak_bytes(info, *, output, out_pixels, reduced, lossless=False, all_frames=True,
+  one_pass=False, search=False) -> int``.
+- ``fitting_pixels(info, ceiling, **same) -> int``: the most output pixels (of one frame) whose
+  job still counts at most ``ceiling``, 0 when none do (the hint of the 413).
+- ``mib(n) -> str``: bytes as the 413s say them.
 """
 
 from __future__ import annotations
@@ -23,22 +33,29 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+from assetgate.imaging.encode import STREAMED_WEBP_PIXELS, streams_webp
 from assetgate.imaging.formats import OutputFormat, SourceInfo
 
-#: Bytes a pixel of output the encoder itself holds at its peak (measured, rounded up).
+#: Bytes a pixel of output the encoder holds at its peak, its input picture included (measured
+#: with every content the bench makes, rounded up).
 ENCODER_BYTES: Final[Mapping[str, float]] = {
     "webp": 9,
-    "webp-alpha": 22,
-    "webp-lossless": 27,
-    "jpeg": 5,
+    "webp-alpha": 40,
+    "webp-lossless": 45,
+    "jpeg": 10,
     "png": 2,
     "gif": 6,
-    "avif": 24,
+    "avif": 36,
 }
+#: Pillow's still WebP encoder: the image decoded into its buffer, then copied into libwebp's
+#: picture as ARGB.
+PILLOW_WEBP_BYTES: Final = 8
+#: The formats libvips decodes in strips of rows (measured): read once, nothing whole is held.
+STRIP_DECODERS: Final = frozenset({"jpeg", "png"})
 #: A JPEG decoded straight at a reduced size (libjpeg's DCT scaling, strips of rows).
 REDUCED_JPEG_BYTES: Final = 1.25
 #: libjpeg's whole-image coefficient buffer for a progressive (multi-scan) JPEG.
-PROGRESSIVE_BYTES: Final = 4
+PROGRESSIVE_BYTES: Final = 6
 
 
 def peak_bytes(
@@ -49,15 +66,66 @@ def peak_bytes(
     reduced: bool,
     lossless: bool = False,
     all_frames: bool = True,
+    one_pass: bool = False,
+    search: bool = False,
 ) -> int:
     """``out_pixels``: of one output frame; ``reduced``: decoded at a smaller size while loading
-    (the plan's ``load_size``); ``all_frames``: every frame of an animation is kept."""
+    (the plan's ``load_size``); ``all_frames``: every frame of an animation is kept;
+    ``one_pass``: a still at full size read once, top to bottom, by the saver; ``search``: the
+    output is kept in memory and encoded again for a byte budget."""
+    per_source, per_output = _factors(
+        info, output=output, out_pixels=out_pixels, reduced=reduced, lossless=lossless,
+        all_frames=all_frames, one_pass=one_pass, search=search,
+    )  # fmt: skip
+    return int(info.pixels * per_source + out_pixels * per_output)
+
+
+def fitting_pixels(
+    info: SourceInfo,
+    ceiling: int,
+    *,
+    output: OutputFormat,
+    reduced: bool,
+    lossless: bool = False,
+    all_frames: bool = True,
+    one_pass: bool = False,
+    search: bool = False,
+) -> int:
+    """The most output pixels of one frame whose job counts at most ``ceiling`` (0: none)."""
+    options = {"output": output, "reduced": reduced, "lossless": lossless,
+               "all_frames": all_frames, "one_pass": one_pass, "search": search}  # fmt: skip
+    fit = 0
+    # A large still WebP streams into libwebp; below that size Pillow's copies cost more a pixel.
+    for size in (STREAMED_WEBP_PIXELS, 0):
+        per_source, per_output = _factors(info, out_pixels=size, **options)  # type: ignore[arg-type]
+        fit = int((ceiling - info.pixels * per_source) / per_output)
+        if fit >= size:
+            break
+    return max(0, fit)
+
+
+def mib(count: int) -> str:
+    return f"{count / 2**20:.0f} MiB"
+
+
+def _factors(
+    info: SourceInfo,
+    *,
+    output: OutputFormat,
+    out_pixels: int,
+    reduced: bool,
+    lossless: bool,
+    all_frames: bool,
+    one_pass: bool,
+    search: bool,
+) -> tuple[float, float]:
+    """(bytes a source pixel of all kept frames, bytes an output pixel)."""
     frames = info.pages if all_frames and info.animated else 1
     bands = 4 if info.has_alpha else 3
-    if not reduced:
-        per_source = 2.0 * bands
-    elif info.fmt == "jpeg":
-        per_source = REDUCED_JPEG_BYTES
+    if reduced:
+        per_source = REDUCED_JPEG_BYTES if info.fmt == "jpeg" else float(bands)
+    elif one_pass and frames == 1 and info.orientation <= 1 and info.fmt in STRIP_DECODERS:
+        per_source = 0.0  # autorot reads a turned image whole; the others decode it whole
     else:
         per_source = float(bands)
     if info.progressive:
@@ -66,5 +134,9 @@ def peak_bytes(
     if output == "webp":
         encoder = "webp-lossless" if lossless else ("webp-alpha" if info.has_alpha else "webp")
     per_output = ENCODER_BYTES[encoder]
+    if output == "webp" and frames == 1 and not streams_webp(out_pixels):
+        per_output += PILLOW_WEBP_BYTES
+    if search:
+        per_output += bands
     # Frames are decoded together but encoded one by one (two held: the frame and the canvas).
-    return int(info.pixels * per_source * frames + out_pixels * per_output * min(frames, 2))
+    return per_source * frames, per_output * min(frames, 2)

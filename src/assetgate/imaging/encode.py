@@ -4,7 +4,13 @@ A still WebP is encoded by the libwebp inside Pillow's wheel, animations by libv
 the frame delays, loop count and keyframes over from the decoder's metadata). With the same settings
 (quality, method, alpha quality 100, no ``exact``) both write byte-identical files, but Pillow's
 encodes a photo in about 20 % less CPU time than pyvips-binary's (3 MP JPEG: 188 vs 233 ms; see
-``bench/convert.py``). Pillow releases the GIL inside ``WebPEncode``, so encodes overlap.
+``bench/convert.py``). Pillow releases the GIL inside ``WebPEncode``, so encodes overlap. From
+``STREAMED_WEBP_PIXELS`` on, a still goes through libvips' saver too: it pulls the pipeline's
+pixels straight into libwebp's picture, where Pillow needs the whole image decoded into a buffer
+of its own first and then copies it into the picture as ARGB (12 MP: 6.3 instead of 14.4 bytes a
+pixel for RGB, 37 instead of 44 with a noisy alpha; ~8 % more CPU; docs/benchmarks.md "Memory
+peak of one image job"). Either encoder is killed only while it pulls pixels, not inside
+libwebp's encode.
 
 Efforts are chosen for a server, not an archive: WebP effort 2 costs half of libwebp's default for
 about 2 % more bytes; AVIF effort 0 (aom speed 9) encodes an 800 px photo in a fifth of effort 2's
@@ -21,7 +27,8 @@ API:
   first frame. JPEG flattens alpha onto white.
 - ``encode_webp_still(still, ...)``: the still WebP encoder on a Pillow image (``to_pillow``),
   for a caller that drops its decoded image before the encoder allocates its planes.
-- ``DEFAULT_EFFORT[fmt]``.
+- ``DEFAULT_EFFORT[fmt]``; ``streams_webp(pixels)``: a still WebP of this size goes through
+  libvips' saver.
 """
 
 from __future__ import annotations
@@ -46,6 +53,12 @@ DEFAULT_EFFORT: Final[Mapping[OutputFormat, int]] = {
     "avif": 0,
 }
 _WHITE: Final = [255, 255, 255]
+#: Output pixels from which a still WebP is encoded by libvips' saver (memory over CPU).
+STREAMED_WEBP_PIXELS: Final = 4_000_000
+
+
+def streams_webp(pixels: int) -> bool:
+    return pixels >= STREAMED_WEBP_PIXELS
 
 
 def encode(
@@ -68,11 +81,14 @@ def encode(
         return _save(image, "pngsave_buffer", compression=min(9, max(0, level)))
     if fmt == "gif":
         return _save(image, "gifsave_buffer", effort=min(10, max(1, level)))
-    if fmt == "webp" and not is_animated(image):
+    animated = is_animated(image)
+    if fmt == "webp" and not animated and not streams_webp(image.width * image.height):
         return encode_webp_still(to_pillow(image), quality=quality, effort=level, lossless=lossless)
     if fmt == "webp":
-        options: dict[str, Any] = {"Q": q, "effort": min(6, max(0, level)), "lossless": lossless}
-        return _save(image, "webpsave_buffer", **options)
+        # Pillow's quality 0 is libwebp's 0 too; alpha_q=100 as Pillow's alpha_quality.
+        options: dict[str, Any] = {"effort": min(6, max(0, level)), "lossless": lossless}
+        options["Q"] = q if animated else min(100, max(0, quality))
+        return _save(image, "webpsave_buffer", alpha_q=100, **options)
     return _save(
         image,
         "heifsave_buffer",

@@ -19,6 +19,8 @@ class DecodeLimits:
     max_frames: int
     disabled: tuple[str, ...] = ()  # ASSETGATE_DISABLED_CODECS names (-> 501)
     max_scans: int = 100  # of one JPEG (``imaging.jpeg_header``)
+    #: The counted memory peak (``imaging.cost``) one job may have; 0: none (it runs alone).
+    max_job_bytes: int = 0
 
     @classmethod
     def from_settings(cls, settings: Settings) -> DecodeLimits:
@@ -27,6 +29,7 @@ class DecodeLimits:
             max_frames=settings.max_animation_frames,
             disabled=tuple(settings.disabled_codecs),
             max_scans=settings.max_jpeg_scans,
+            max_job_bytes=settings.render_job_memory_bytes,
         )
 
 

@@ -10,14 +10,16 @@ carries it out, in a straight line.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import pyvips
 
 from assetgate.errors import AppError
-from assetgate.imaging.cost import peak_bytes
+from assetgate.imaging.cost import fitting_pixels, mib, peak_bytes
 from assetgate.imaging.encode import encode
 from assetgate.imaging.formats import HEAD_BYTES, ImageInput, InputFormat, OutputFormat, sniff
 from assetgate.imaging.integrity import tolerating_harmless
@@ -99,12 +101,31 @@ class Probed:
     def cost(self) -> int:
         """The render's measured peak memory (``imaging.cost``), what the door admits it by."""
         plan = self.plan
-        return peak_bytes(
-            self.info,
-            output=plan.output,
-            out_pixels=plan.width * plan.height,
-            reduced=plan.load_size is not None,
-            all_frames=plan.animated,
+        terms = _cost_terms(plan, self.info)
+        return peak_bytes(self.info, out_pixels=plan.width * plan.height, **terms)
+
+    def fits(self, ceiling: int) -> bool:
+        """The render counts at most ``ceiling`` (0: no ceiling)."""
+        return ceiling <= 0 or self.cost <= ceiling
+
+    def within(self, ceiling: int) -> None:
+        """413 naming ``file`` when the render counts more than ``ceiling`` (0: no ceiling),
+        with the largest ``width`` that would fit (docs/optimizer.md "Memory limit")."""
+        if self.fits(ceiling):
+            return
+        cost, plan = self.cost, self.plan
+        what = f"rendering it as {plan.width}x{plan.height} {plan.output}"
+        # A smaller output is loaded reduced (shrink-on-load), at the same aspect ratio.
+        reduced = replace(plan, load_size=(1, 1), trim=0)
+        pixels = fitting_pixels(self.info, ceiling, **_cost_terms(reduced, self.info))
+        width = min(plan.width - 1, math.isqrt(pixels * plan.width // max(1, plan.height)))
+        hint = f"width={width} or less fits" if width >= 1 else "no smaller size fits either"
+        raise AppError(
+            413,
+            f"file: {what} needs about {mib(cost)} of memory at its peak, over the memory safety "
+            f"limit of {mib(ceiling)} for one image job (ASSETGATE_RENDER_JOB_MEMORY_BYTES); "
+            f"{hint}, or the operator can raise the limit",
+            param="file",
         )
 
     @property
@@ -144,7 +165,32 @@ def prepare(job: Job, *, reencode: bool = False) -> Probed | Outcome:
         if not reencode:
             return Outcome(fmt, plan.output, None, info.width, info.height)
         plan = replace(plan, passthrough=False)
-    return Probed(src, fmt, info, plan)
+    ready = Probed(src, fmt, info, plan)
+    if job.spec.info:  # ``info=1`` only reads the header and the pixels' statistics
+        return ready
+    if plan.fallback is not None and not reencode and not ready.fits(decode.max_job_bytes):
+        # A pure re-encode the original may stand in for (a format negotiated from Accept):
+        # the original, as when the re-encode comes out bigger, rather than a 413.
+        return Outcome(fmt, plan.fallback, None, info.width, info.height)
+    ready.within(decode.max_job_bytes)
+    return ready
+
+
+def _cost_terms(plan: Plan, info: SourceInfo) -> dict[str, Any]:
+    """What ``imaging.cost`` needs of a plan besides its output size."""
+    return {
+        "output": plan.output,
+        "reduced": plan.load_size is not None and not plan.trim,  # a trim decodes it all
+        "all_frames": plan.animated,
+        "one_pass": _one_pass(plan, info),
+        "search": plan.max_bytes is not None,
+    }
+
+
+def _one_pass(plan: Plan, info: SourceInfo) -> bool:
+    """A pure re-encode of an upright still at full size: the saver reads the decoder top to
+    bottom, straight through, and no whole decoded image is held (``imaging.cost``)."""
+    return not plan.changes_pixels and not plan.animated and info.orientation <= 1
 
 
 def render(job: Job, ready: Probed) -> Outcome:
@@ -169,6 +215,7 @@ def render(job: Job, ready: Probed) -> Outcome:
                 size=None if plan.trim else plan.load_size,
                 info=info,
                 fast_shrink=job.fast_shrink,
+                one_pass=_one_pass(plan, info),
             )
             if plan.trim:
                 image, current = _trimmed(job, image, plan, info)
