@@ -21,17 +21,16 @@ canvas); a still WebP small enough for Pillow's encoder (``encode.streams_webp``
 buffer and its ARGB copy; a ``max_bytes`` search adds the pipeline's output kept in memory.
 
 API:
-- ``peak_bytes(info, *, output, out_pixels, reduced, lossless=False, all_frames=True,
-  one_pass=False, search=False) -> int``.
-- ``fitting_pixels(info, ceiling, **same) -> int``: the most output pixels (of one frame) whose
-  job still counts at most ``ceiling``, 0 when none do (the hint of the 413).
+- ``peak_bytes(info, *, out_pixels, **terms: JobTerms) -> int``.
+- ``fitting_pixels(info, ceiling, **terms: JobTerms) -> int``: the most output pixels (of one
+  frame) whose job still counts at most ``ceiling``, 0 when none do (the hint of the 413).
 - ``mib(n) -> str``: bytes as the 413s say them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final
+from typing import Final, Required, TypedDict, Unpack
 
 from assetgate.imaging.encode import STREAMED_WEBP_PIXELS, streams_webp
 from assetgate.imaging.formats import OutputFormat, SourceInfo
@@ -58,46 +57,33 @@ REDUCED_JPEG_BYTES: Final = 1.25
 PROGRESSIVE_BYTES: Final = 6
 
 
-def peak_bytes(
-    info: SourceInfo,
-    *,
-    output: OutputFormat,
-    out_pixels: int,
-    reduced: bool,
-    lossless: bool = False,
-    all_frames: bool = True,
-    one_pass: bool = False,
-    search: bool = False,
-) -> int:
-    """``out_pixels``: of one output frame; ``reduced``: decoded at a smaller size while loading
-    (the plan's ``load_size``); ``all_frames``: every frame of an animation is kept;
-    ``one_pass``: a still at full size read once, top to bottom, by the saver; ``search``: the
-    output is kept in memory and encoded again for a byte budget."""
-    per_source, per_output = _factors(
-        info, output=output, out_pixels=out_pixels, reduced=reduced, lossless=lossless,
-        all_frames=all_frames, one_pass=one_pass, search=search,
-    )  # fmt: skip
+class JobTerms(TypedDict, total=False):
+    """What kind of job it is, besides its output size."""
+
+    output: Required[OutputFormat]
+    #: Decoded at a smaller size while loading (the plan's ``load_size``).
+    reduced: Required[bool]
+    lossless: bool
+    #: Every frame of an animation is kept (default True).
+    all_frames: bool
+    #: A still at full size read once, top to bottom, by the saver.
+    one_pass: bool
+    #: The output is kept in memory and encoded again for a byte budget.
+    search: bool
+
+
+def peak_bytes(info: SourceInfo, *, out_pixels: int, **terms: Unpack[JobTerms]) -> int:
+    """``out_pixels``: of one output frame."""
+    per_source, per_output = _factors(info, out_pixels, terms)
     return int(info.pixels * per_source + out_pixels * per_output)
 
 
-def fitting_pixels(
-    info: SourceInfo,
-    ceiling: int,
-    *,
-    output: OutputFormat,
-    reduced: bool,
-    lossless: bool = False,
-    all_frames: bool = True,
-    one_pass: bool = False,
-    search: bool = False,
-) -> int:
+def fitting_pixels(info: SourceInfo, ceiling: int, **terms: Unpack[JobTerms]) -> int:
     """The most output pixels of one frame whose job counts at most ``ceiling`` (0: none)."""
-    options = {"output": output, "reduced": reduced, "lossless": lossless,
-               "all_frames": all_frames, "one_pass": one_pass, "search": search}  # fmt: skip
     fit = 0
     # A large still WebP streams into libwebp; below that size Pillow's copies cost more a pixel.
     for size in (STREAMED_WEBP_PIXELS, 0):
-        per_source, per_output = _factors(info, out_pixels=size, **options)  # type: ignore[arg-type]
+        per_source, per_output = _factors(info, size, terms)
         fit = int((ceiling - info.pixels * per_source) / per_output)
         if fit >= size:
             break
@@ -108,23 +94,19 @@ def mib(count: int) -> str:
     return f"{count / 2**20:.0f} MiB"
 
 
-def _factors(
-    info: SourceInfo,
-    *,
-    output: OutputFormat,
-    out_pixels: int,
-    reduced: bool,
-    lossless: bool,
-    all_frames: bool,
-    one_pass: bool,
-    search: bool,
-) -> tuple[float, float]:
+def _factors(info: SourceInfo, out_pixels: int, terms: JobTerms) -> tuple[float, float]:
     """(bytes a source pixel of all kept frames, bytes an output pixel)."""
-    frames = info.pages if all_frames and info.animated else 1
+    output, lossless = terms["output"], terms.get("lossless", False)
+    frames = info.pages if terms.get("all_frames", True) and info.animated else 1
     bands = 4 if info.has_alpha else 3
-    if reduced:
+    if terms["reduced"]:
         per_source = REDUCED_JPEG_BYTES if info.fmt == "jpeg" else float(bands)
-    elif one_pass and frames == 1 and info.orientation <= 1 and info.fmt in STRIP_DECODERS:
+    elif (
+        terms.get("one_pass", False)
+        and frames == 1
+        and info.orientation <= 1
+        and info.fmt in STRIP_DECODERS
+    ):
         per_source = 0.0  # autorot reads a turned image whole; the others decode it whole
     else:
         per_source = float(bands)
@@ -136,7 +118,7 @@ def _factors(
     per_output = ENCODER_BYTES[encoder]
     if output == "webp" and frames == 1 and not streams_webp(out_pixels):
         per_output += PILLOW_WEBP_BYTES
-    if search:
+    if terms.get("search", False):
         per_output += bands
     # Frames are decoded together but encoded one by one (two held: the frame and the canvas).
     return per_source * frames, per_output * min(frames, 2)

@@ -14,12 +14,11 @@ import math
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 import pyvips
 
 from assetgate.errors import AppError
-from assetgate.imaging.cost import fitting_pixels, mib, peak_bytes
+from assetgate.imaging.cost import JobTerms, fitting_pixels, mib, peak_bytes
 from assetgate.imaging.encode import encode
 from assetgate.imaging.formats import HEAD_BYTES, ImageInput, InputFormat, OutputFormat, sniff
 from assetgate.imaging.integrity import tolerating_harmless
@@ -176,7 +175,7 @@ def prepare(job: Job, *, reencode: bool = False) -> Probed | Outcome:
     return ready
 
 
-def _cost_terms(plan: Plan, info: SourceInfo) -> dict[str, Any]:
+def _cost_terms(plan: Plan, info: SourceInfo) -> JobTerms:
     """What ``imaging.cost`` needs of a plan besides its output size."""
     return {
         "output": plan.output,
