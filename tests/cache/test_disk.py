@@ -12,6 +12,7 @@ import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio.to_thread
 import pytest
 
 from assetgate.cache import Cache, DiskTier, bytes_codec
@@ -98,6 +99,29 @@ async def test_a_damaged_entry_file_is_a_miss_and_is_removed(tmp_path: Path, dam
 
     assert await make(tmp_path).get_or_compute("k", fresh) == (b"fresh", False)
     assert path.read_bytes().endswith(b"fresh")  # the bad file was replaced, never served
+
+
+async def test_a_miss_waits_for_no_worker_thread(tmp_path: Path) -> None:
+    """Node B's path (docs/sources.md): a variant not on this disk goes on to the next tier at
+    once, even while every worker thread is busy (rendering); a held entry is still read."""
+    cache = make(tmp_path)
+    await cache.put("held", b"on disk")
+    cache.memory.clear()
+    limiter = anyio.to_thread.current_default_thread_limiter()
+    busy = object()
+    tokens = limiter.total_tokens
+    limiter.total_tokens = 1
+    await limiter.acquire_on_behalf_of(busy)
+    try:
+        with anyio.fail_after(2):
+            assert await cache.find("absent") is None
+        with anyio.move_on_after(0.2) as waited:
+            await cache.find("held")
+        assert waited.cancelled_caught  # reading a held entry is a worker thread's job
+    finally:
+        limiter.release_on_behalf_of(busy)
+        limiter.total_tokens = tokens
+    assert await cache.find("held") == b"on disk"
 
 
 async def test_an_expired_entry_is_a_miss(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ mtime (at most once a minute) and a sweep, run by whichever process crosses an e
 budget in writes (one at a time, under an ``flock``), deletes the oldest files until the
 directory is at 90 % of its budget. A full or read-only disk only means "not cached": the error
 is logged once and writes pause for a while; nothing is ever raised to the request. The methods
-block: call them from a worker thread.
+block: call them from a worker thread (``holds``, one ``stat``, excepted).
 """
 
 from __future__ import annotations
@@ -53,6 +53,11 @@ class DiskTier:
     def path_for(self, key: str) -> Path:
         name = hashlib.blake2b(key.encode(), digest_size=20).hexdigest()
         return self.root / name[:2] / name
+
+    def holds(self, key: str) -> bool:
+        """Whether an entry file exists (one ``stat``: cheap enough for the event loop, so a miss
+        costs no trip to a worker thread; ``read`` still decides whether it is intact)."""
+        return os.path.exists(self.path_for(key))
 
     def read(self, key: str) -> tuple[float, bytes] | None:
         """(expires_at, payload) of an intact entry; a bad file is removed and is a miss."""

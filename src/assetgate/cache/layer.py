@@ -248,7 +248,7 @@ class Cache(Generic[T]):
         """(value, expiry in epoch seconds) from the disk, Redis or result-store tier."""
         tier_key = self._tier_key(key)
         found = None
-        if self.disk is not None:
+        if self.disk is not None and self.disk.holds(tier_key):  # a miss: no worker thread
             found = await anyio.to_thread.run_sync(self.disk.read, tier_key)
         if found is None and self.shared is not None:
             data = await self.shared.get(tier_key)
