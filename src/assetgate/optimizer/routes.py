@@ -21,40 +21,41 @@ import os
 from collections.abc import AsyncIterator, Hashable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import MappingProxyType
 from typing import Final
 
 from starlette.requests import Request
-from starlette.responses import FileResponse, Response
+from starlette.responses import Response
+from starlette.types import Receive
 
 from assetgate.budget import rate_limited
 from assetgate.cache import Cache
 from assetgate.errors import AppError
 from assetgate.imaging.formats import MEDIA_TYPES
 from assetgate.imaging.vips import engine_version
-from assetgate.minify.respond import asset_response, is_asset
+from assetgate.minify.respond import AssetFloor, asset_variant, is_asset
 from assetgate.optimizer import results
 from assetgate.optimizer.openapi import make_paths
 from assetgate.optimizer.params import ALIASES, FILE_PARAM
 from assetgate.optimizer.plan import Limits, Negotiation
 from assetgate.optimizer.presets import load_presets, transforms
-from assetgate.optimizer.queries import QueryReader, query_reader
+from assetgate.optimizer.queries import Query, QueryReader, query_reader
 from assetgate.optimizer.render import Job, Outcome, Probed, prepare, render
 from assetgate.optimizer.spec import ImageSpec
-from assetgate.optimizer.static import VARIANT as STATIC_VARIANT
-from assetgate.optimizer.static import static_prepared
+from assetgate.optimizer.static import static_variant
 from assetgate.optimizer.watermarks import NO_WATERMARKS, Watermarks, fingerprint, parse_watermarks
 from assetgate.part import Part, part_state
 from assetgate.resources import Resources, resources
-from assetgate.serving.files import Source, stat_key
-from assetgate.serving.hotlane import file_body
+from assetgate.serving.answer import AnyVariant, Rendering, Variant, Version, answer
+from assetgate.serving.files import Source
 from assetgate.serving.prepared import BlockResponse, Prepared
-from assetgate.serving.sendfile import send_file
+from assetgate.web.cachestatus import HEADER as CACHE_STATUS
+from assetgate.web.cachestatus import VALUES as CACHE_VALUES
+from assetgate.web.cachestatus import CacheState
 from assetgate.web.caching import make_etag
 from assetgate.web.http import READ_METHODS, any_method, body_for
 from assetgate.web.params import read_str
-from assetgate.web.paths import locate
+from assetgate.web.paths import Located, locate
 from assetgate.web.savings import savings_headers
 from assetgate.web.signing import SIGNATURE_PARAM, canonical_message, verify
 
@@ -157,92 +158,117 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
         found = await res.mounts.locate(name, reserved=RESERVED)
     if found is None:
         raise AppError.not_found()
-    path, info = found.real, found.stat
-    if is_asset(path):
-        return await asset_response(
-            request,
-            path,
-            source_stat=info,
-            lane=res.asset_lane,
-            cache=res.assets,
-            sources=res.sources,
-            cache_control=res.settings.cache_control,
-            max_bytes=res.settings.asset_max_bytes,
-            extra_headers=state.cors,
-            spec=query.asset,
-            offer=functools.partial(res.lane.offer, request.scope, found),
-        )
-    spec = query.image
-    if spec is None:
-        source = await res.sources.identify(path, info)
-        prepared = static_prepared(
-            path, source, cache_control=res.settings.cache_control, cors=state.cors
-        )
-        res.lane.offer(request.scope, found, source, STATIC_VARIANT, file_body)
-        return send_file(request, path, info, source, prepared)
-    if info.st_size > res.settings.max_source_bytes:
+    image = None if is_asset(found.real) else query.image
+    if image is not None and found.stat.st_size > res.settings.max_source_bytes:
         raise AppError.too_large(
             f"source file is over the limit of {res.settings.max_source_bytes} bytes"
         )
-    negotiation, bucket = _negotiate(request, state, spec)
-    source = await res.sources.identify(path, info)
-    if state.real_root is None:
+    source = await res.sources.identify(found.real, found.stat)
+    if image is not None and state.real_root is None:
         res.mounts.note(found, source)  # a remote copy's fingerprint, for the other nodes
-    variant = (query.cache_key, bucket)
+    version = Version(
+        found.real, found.stat, source, functools.partial(res.lane.offer, request.scope, found)
+    )
+    return await answer(request, version, _variant(request, res, state, found, query, image))
 
-    def validators(source: Source) -> Prepared:
-        etag = make_etag(state.engine, source.fingerprint, *variant)
-        headers = _image_headers(
-            etag, source.last_modified, spec, res.settings.cache_control, state
+
+def _variant(
+    request: Request,
+    res: Resources,
+    state: OptimizerState,
+    found: Located,
+    query: Query,
+    image: ImageSpec | None,
+) -> AnyVariant:
+    """What the request asks of the file: a CSS/JS variant, the file as it is, or an image."""
+    cache_control = res.settings.cache_control
+    if is_asset(found.real):
+        floor = AssetFloor(res.asset_lane, res.assets, res.settings.asset_max_bytes)
+        accept_encoding = request.headers.get("accept-encoding")
+        headers = {**state.cors, "Cache-Control": cache_control}
+        return asset_variant(
+            floor, found.real, found.stat.st_size, query.asset, accept_encoding, headers
         )
-        return Prepared.build(etag, source.mtime, headers)
-
-    prepared = source.prepare(variant, validators)
-    cache = state.results
-    held_body = functools.partial(_held_body, cache)  # a hit's bytes: here and in the hot lane
-    res.lane.offer(request.scope, found, source, variant, held_body)
-    if prepared.matches(request):
-        return BlockResponse(304, prepared.not_modified)
-    if prepared.ok is not None:  # the variant was rendered and kept here
-        body = held_body(source, prepared)
-        if body is not None:
-            return BlockResponse(200, prepared.ok, body_for(request, body))
-    job = Job.from_settings(
-        res.settings,
-        path=found.path,
-        size=info.st_size,
-        spec=spec,
-        negotiation=negotiation,
-        limits=state.limits,
-        watermarks=state.watermarks,
+    if image is None:
+        return static_variant(found.real, cache_control=cache_control, cors=state.cors)
+    negotiation, bucket = _negotiate(request, state, image)
+    key = (query.cache_key, bucket)
+    return Variant(
+        key,
+        functools.partial(_image_validators, state, image, cache_control, key),
+        Rendering(
+            make=_ImageWork(res, state, found, image, negotiation, key),
+            body=_outcome_body,
+            headers=functools.partial(_outcome_headers, found.stat.st_size),
+            cache=state.results,
+        ),
     )
 
-    async def run() -> Outcome:
-        # Two trips through the door: the header decides what the render costs in memory. The
-        # header of a version is read once; a later render of the variant goes straight on.
-        ready = source.recall(variant, Probed)
+
+def _image_validators(
+    state: OptimizerState,
+    spec: ImageSpec,
+    cache_control: str,
+    key: tuple[object, ...],
+    source: Source,
+) -> Prepared:
+    etag = make_etag(state.engine, source.fingerprint, *key)
+    headers = _image_headers(etag, source.last_modified, spec, cache_control, state)
+    return Prepared.build(etag, source.mtime, headers)
+
+
+@dataclass(frozen=True, slots=True)
+class _ImageWork:
+    """One image variant's work, through the gate: the header decides what the render costs in
+    memory, so it goes through the door twice. The header of a version is read once; a later
+    render of the variant goes straight on."""
+
+    res: Resources
+    state: OptimizerState
+    found: Located
+    spec: ImageSpec
+    negotiation: Negotiation
+    key: Hashable
+
+    async def __call__(self, source: Source, receive: Receive) -> Outcome:
+        gate = self.res.gate
+        job = Job.from_settings(
+            self.res.settings,
+            path=self.found.path,
+            size=self.found.stat.st_size,
+            spec=self.spec,
+            negotiation=self.negotiation,
+            limits=self.state.limits,
+            watermarks=self.state.watermarks,
+        )
+        ready = source.recall(self.key, Probed)
         if ready is not None:
             ready = ready.at(job.path)
         else:
-            probed = await res.gate.run(prepare, job, receive=request.receive)
+            probed = await gate.run(prepare, job, receive=receive)
             if isinstance(probed, Outcome):
                 return probed
             if probed.by_name:  # a small file's head (its bytes) is not kept twice
-                source.note(variant, probed)
+                source.note(self.key, probed)
             ready = probed
-        return await res.gate.run(render, job, ready, cost=ready.cost, receive=request.receive)
+        return await gate.run(render, job, ready, cost=ready.cost, receive=receive)
 
-    if cache is None or source.key != stat_key(info):  # off, or the file is being rewritten
-        outcome, cache_state = await run(), "BYPASS"
-    else:
-        outcome, hit = await cache.get_or_compute(prepared.etag, run)
-        cache_state = "HIT" if hit else "MISS"
-    if outcome.body is None:  # a pass-through is the file itself: no cache state (§2.3)
-        return _passthrough(found.path, info, outcome, dict(prepared.headers))
-    if cache_state != "BYPASS":  # the next request for this variant is a header-block copy
-        source.keep(variant, prepared.with_ok(_rendered_headers(info.st_size, outcome, "HIT")))
-    headers = {**prepared.headers, **_rendered_headers(info.st_size, outcome, cache_state)}
-    return Response(body_for(request, outcome.body), headers=headers)
+
+def _outcome_body(outcome: Outcome) -> bytes | None:
+    return outcome.body
+
+
+def _outcome_headers(source_size: int, outcome: Outcome, cache_state: CacheState) -> dict[str, str]:
+    """What a rendering adds to the variant's shared headers; a pass-through (the file itself)
+    has no ``X-Optimizer-Cache`` (§2.3)."""
+    if outcome.body is None:
+        return {
+            "X-Output-Format": outcome.output,
+            "X-Original-Size": str(source_size),
+            "X-Optimizer-Status": "passthrough",
+            "Content-Type": MEDIA_TYPES[outcome.output],
+        }
+    return _rendered_headers(source_size, outcome, cache_state)
 
 
 async def _shared_answer(
@@ -265,14 +291,15 @@ async def _shared_answer(
         state.engine, version.fingerprint, cache_key, _negotiate(request, state, spec)[1]
     )
     headers = _image_headers(etag, version.last_modified, spec, res.settings.cache_control, state)
-    prepared = Prepared.build(etag, version.mtime, headers)
+    hit = {CACHE_STATUS: CACHE_VALUES["HIT"]}  # as ``serving.answer`` says it
+    prepared = Prepared.build(etag, version.mtime, {**headers, **hit})
     if prepared.matches(request):
         return BlockResponse(304, prepared.not_modified)
     outcome = await state.results.find(etag)
     if outcome is None or outcome.body is None:
         return None
     rendered = _rendered_headers(version.size, outcome, "HIT")
-    return Response(body_for(request, outcome.body), headers={**headers, **rendered})
+    return Response(body_for(request, outcome.body), headers={**headers, **rendered, **hit})
 
 
 def _negotiate(request: Request, state: OptimizerState, spec: ImageSpec) -> tuple[Negotiation, str]:
@@ -285,12 +312,6 @@ def _negotiate(request: Request, state: OptimizerState, spec: ImageSpec) -> tupl
         request.headers.get("accept"), state.limits.decode.disabled, state.auto_formats
     )
     return negotiation, negotiation.bucket(spec.format)
-
-
-def _held_body(cache: Cache[Outcome] | None, source: Source, prepared: Prepared) -> bytes | None:
-    """A variant's rendering while this process holds it (the hot lane's replay of a hit)."""
-    held = None if cache is None else cache.get(prepared.etag)
-    return None if held is None else held.body
 
 
 def _check_signature(
@@ -324,18 +345,9 @@ def _image_headers(
     return headers
 
 
-def _passthrough(
-    path: Path, info: os.stat_result, outcome: Outcome, headers: dict[str, str]
-) -> Response:
-    headers["X-Output-Format"] = outcome.output
-    headers["X-Original-Size"] = str(info.st_size)
-    headers["X-Optimizer-Status"] = "passthrough"
-    return FileResponse(
-        path, headers=headers, media_type=MEDIA_TYPES[outcome.output], stat_result=info
-    )
-
-
-def _rendered_headers(source_size: int, outcome: Outcome, cache_state: str) -> dict[str, str]:
+def _rendered_headers(
+    source_size: int, outcome: Outcome, cache_state: CacheState
+) -> dict[str, str]:
     """What a rendering adds to the variant's shared headers."""
     assert outcome.body is not None
     size = len(outcome.body)

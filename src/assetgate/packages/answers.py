@@ -1,18 +1,21 @@
-"""One stored file as an HTTP answer: pinned headers, 304, inline or streamed, through the CSS/JS
-floor when asked, the ``.min.js`` a package lacks, listings and folder pages, SRI bodies; and a
-blob another process evicted is fetched again once (``serve_stored``)."""
+"""One stored file as an HTTP answer: a pinned variant of its version (``serving.answer``: 304,
+from memory, inline or streamed), through the CSS/JS floor when asked, the ``.min.js`` a package
+lacks, listings and folder pages, SRI bodies; and a blob another process evicted is fetched again
+once (``serve_stored``)."""
 
 from __future__ import annotations
 
+import functools
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final
+from typing import Final, Never
 from urllib.parse import quote
 
 import anyio.to_thread
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import JSONResponse, Response
 
 from assetgate.errors import AppError
 from assetgate.minify.respond import asset_response
@@ -26,15 +29,15 @@ from assetgate.packages.bodies import (
     make_sri_body,
     package_media_type,
     pinned_headers,
-    pinned_raw_headers,
 )
 from assetgate.packages.state import PackagesState
 from assetgate.packages.store import FileRow, Namespace
 from assetgate.resources import resources
-from assetgate.web.caching import is_not_modified
+from assetgate.serving.answer import Variant, Version, answer
+from assetgate.serving.files import Source
+from assetgate.serving.prepared import Prepared
 from assetgate.web.http import body_for
 
-INLINE_MAX_BYTES: Final = 1024 * 1024
 ASSET_QUERY: Final = ("min", "compress", "safe")
 MINIFIED_NAME: Final = re.compile(r"^(?P<stem>.+)\.min\.(?P<ext>js|css)$")
 
@@ -87,22 +90,36 @@ async def file_answer(
         raise Vanished
     if state.store.touch(key):
         state.flush_touches_soon()
-    headers = pinned_headers(found)
     if request.scope["query_string"]:
         query = request.query_params
         if any(name in query for name in ASSET_QUERY) and blob.suffix in (".css", ".js", ".mjs"):
             return await pinned_asset(request, blob, found)
-    request_headers = request.headers
-    if_none_match = request_headers.get("if-none-match")
-    if if_none_match is not None and is_not_modified(
-        if_none_match, None, etag=headers["ETag"], last_modified=0
-    ):
-        return Response(status_code=304, headers=headers)
-    if found.size > INLINE_MAX_BYTES or "range" in request_headers:
-        return FileResponse(blob, media_type=package_media_type(found.path), headers=headers)
-    response = Response(b"" if request.method == "HEAD" else read_small(blob))  # HEAD reads nothing
-    response.raw_headers = list(pinned_raw_headers(found))
-    return response
+    return await answer(request, await _version(request, blob), pinned_variant(found))
+
+
+def pinned_variant(found: FileRow) -> Variant[Never]:
+    """A stored file as it is: pinned headers, its ETag the content's sha256 (the same on every
+    node and in the registry's integrity), no Last-Modified (If-Modified-Since is ignored)."""
+    return Variant(("pinned", found.path), functools.partial(_pinned_validators, found))
+
+
+def _pinned_validators(found: FileRow, version: Source) -> Prepared:
+    ok = {"Content-Type": package_media_type(found.path), "Content-Length": str(found.size)}
+    return Prepared.build(f'"{found.sha256}"', None, pinned_headers(found), ok)
+
+
+async def _version(request: Request, blob: Path) -> Version:
+    """The stored file's version (``serving.files``); a blob gone since the index named it is
+    ``Vanished`` (fetched again once by ``serve_stored``)."""
+    try:
+        info = os.stat(blob)
+        return Version(blob, info, await resources(request).sources.identify(blob, info))
+    except FileNotFoundError as exc:
+        raise Vanished from exc
+    except AppError as exc:  # it vanished while it was read
+        if exc.status == 404:
+            raise Vanished from exc
+        raise
 
 
 async def minified_sibling(
@@ -145,15 +162,6 @@ async def pinned_asset(
 
 class Vanished(Exception):
     """A blob the index names is gone: another worker process evicted it a moment ago."""
-
-
-def read_small(path: Path) -> bytes:
-    """Small files from the page cache: faster than a thread hop per 64 KiB chunk."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except FileNotFoundError as exc:
-        raise Vanished from exc
 
 
 async def serve_stored(
