@@ -18,8 +18,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from assetgate.errors import AppError
-from assetgate.minify.respond import asset_response
-from assetgate.minify.spec import AssetSpec
+from assetgate.minify.render import Rendered
+from assetgate.minify.respond import AssetFloor, asset_variant
+from assetgate.minify.spec import AssetSpec, parse_asset_spec
 from assetgate.packages.bodies import (
     CROSS_ORIGIN,
     FOLDER_CSP,
@@ -33,12 +34,13 @@ from assetgate.packages.bodies import (
 from assetgate.packages.state import PackagesState
 from assetgate.packages.store import FileRow, Namespace
 from assetgate.resources import resources
-from assetgate.serving.answer import Variant, Version, answer
+from assetgate.serving.answer import AnyVariant, Variant, Version, answer
 from assetgate.serving.files import Source
 from assetgate.serving.prepared import Prepared
 from assetgate.web.http import body_for
 
 ASSET_QUERY: Final = ("min", "compress", "safe")
+ASSET_SUFFIXES: Final = (".css", ".js", ".mjs")
 MINIFIED_NAME: Final = re.compile(r"^(?P<stem>.+)\.min\.(?P<ext>js|css)$")
 
 
@@ -85,16 +87,37 @@ async def file_answer(
     key: tuple[Namespace, str, str],
     found: FileRow,
 ) -> Response:
+    """A stored file: as it is, or through the CSS/JS floor when ``?min=1``… asks for it."""
     blob = state.store.blob_path(found.blob)
     if blob is None:
         raise Vanished
     if state.store.touch(key):
         state.flush_touches_soon()
-    if request.scope["query_string"]:
-        query = request.query_params
-        if any(name in query for name in ASSET_QUERY) and blob.suffix in (".css", ".js", ".mjs"):
-            return await pinned_asset(request, blob, found)
-    return await answer(request, await _version(request, blob), pinned_variant(found))
+    version = await _version(request, blob)
+    spec = _asset_spec(request, blob)
+    variant: AnyVariant = (
+        pinned_variant(found) if spec is None else _asset(request, version, found, spec)
+    )
+    return await answer(request, version, variant)
+
+
+async def minified_sibling(
+    request: Request, state: PackagesState, key: tuple[Namespace, str, str], path: str
+) -> Response:
+    """jsDelivr's grammar: ``<file>.min.js``/``.min.css`` that the package lacks is its
+    ``<file>.js``/``.css`` through the minifier (the same one as ``?min=1``), pinned as well."""
+    match = MINIFIED_NAME.match(path)
+    source = None if match is None else state.store.file(*key, f"{match['stem']}.{match['ext']}")
+    blob = None if source is None else state.store.blob_path(source.blob)
+    if source is None or blob is None:
+        raise AppError.not_found()
+    try:
+        version = await _version(request, blob)
+    except Vanished:
+        raise AppError.not_found() from None
+    minified_from = {"X-Minified-From": quote(source.path, safe="/+@")}
+    variant = _asset(request, version, source, AssetSpec(minify=True), minified_from)
+    return await answer(request, version, variant)
 
 
 def pinned_variant(found: FileRow) -> Variant[Never]:
@@ -106,6 +129,31 @@ def pinned_variant(found: FileRow) -> Variant[Never]:
 def _pinned_validators(found: FileRow, version: Source) -> Prepared:
     ok = {"Content-Type": package_media_type(found.path), "Content-Length": str(found.size)}
     return Prepared.build(f'"{found.sha256}"', None, pinned_headers(found), ok)
+
+
+def _asset_spec(request: Request, blob: Path) -> AssetSpec | None:
+    """The CSS/JS flags, when the query asks for any and the file is CSS or JavaScript."""
+    if not request.scope["query_string"] or blob.suffix not in ASSET_SUFFIXES:
+        return None
+    query = request.query_params
+    return parse_asset_spec(query) if any(name in query for name in ASSET_QUERY) else None
+
+
+def _asset(
+    request: Request,
+    version: Version,
+    found: FileRow,
+    spec: AssetSpec,
+    extra: Mapping[str, str] | None = None,
+) -> Variant[Rendered]:
+    """A pinned CSS/JS file through the CSS/JS floor (``?min=1``…, or a ``.min.js`` the package
+    lacks), with the pinned headers but its own validators (the answer is not the file)."""
+    res = resources(request)
+    floor = AssetFloor(res.asset_lane, res.assets, res.settings.asset_max_bytes)
+    pinned = {k: v for k, v in pinned_headers(found).items() if k not in ("ETag", "Content-Digest")}
+    headers = {**pinned, **(extra or {}), "Cache-Control": PINNED_CACHE}
+    accept_encoding = request.headers.get("accept-encoding")
+    return asset_variant(floor, version.path, version.stat.st_size, spec, accept_encoding, headers)
 
 
 async def _version(request: Request, blob: Path) -> Version:
@@ -120,44 +168,6 @@ async def _version(request: Request, blob: Path) -> Version:
         if exc.status == 404:
             raise Vanished from exc
         raise
-
-
-async def minified_sibling(
-    request: Request, state: PackagesState, key: tuple[Namespace, str, str], path: str
-) -> Response:
-    """jsDelivr's grammar: ``<file>.min.js``/``.min.css`` that the package lacks is its
-    ``<file>.js``/``.css`` through the minifier (the same one as ``?min=1``), pinned as well."""
-    match = MINIFIED_NAME.match(path)
-    source = None if match is None else state.store.file(*key, f"{match['stem']}.{match['ext']}")
-    blob = None if source is None else state.store.blob_path(source.blob)
-    if source is None or blob is None:
-        raise AppError.not_found()
-    minified_from = {"X-Minified-From": quote(source.path, safe="/+@")}
-    return await pinned_asset(request, blob, source, minified_from, AssetSpec(minify=True))
-
-
-async def pinned_asset(
-    request: Request,
-    blob: Path,
-    found: FileRow,
-    extra: Mapping[str, str] | None = None,
-    spec: AssetSpec | None = None,
-) -> Response:
-    """A pinned CSS/JS file through the CSS/JS floor (``?min=1``…, or a ``.min.js`` the package
-    lacks), with the pinned headers but its own validators (the answer is not the file)."""
-    res = resources(request)
-    pinned = {k: v for k, v in pinned_headers(found).items() if k not in ("ETag", "Content-Digest")}
-    return await asset_response(
-        request,
-        blob,
-        lane=res.asset_lane,
-        cache=res.assets,
-        sources=res.sources,
-        cache_control=PINNED_CACHE,
-        max_bytes=res.settings.asset_max_bytes,
-        extra_headers={**pinned, **(extra or {})},
-        spec=spec,
-    )
 
 
 class Vanished(Exception):
