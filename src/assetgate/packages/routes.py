@@ -57,7 +57,6 @@ ALIAS_CACHE: Final = "public, max-age=300"
 DEFAULT_FILE_CACHE: Final = "public, max-age=86400"
 MISS_CACHE: Final = "public, max-age=60"
 SEARCH_CACHE: Final = "public, max-age=60"
-ESM_SUFFIX: Final = "+esm"
 
 log = logging.getLogger("assetgate.packages")
 
@@ -184,6 +183,10 @@ async def files(request: Request) -> Response:
             raise AppError.not_found()
         if isinstance(address, LibraryAddress):
             return await _library_file(request, address)
+        if not is_exact(address.spec):
+            return await _alias(request, address)
+        if address.module is not None:
+            return await _esm(request, address.name, address.spec, address.module)
         return await _package(request, address)
     except AppError as exc:
         exc.headers = {**CROSS_ORIGIN, **exc.headers}
@@ -199,17 +202,18 @@ def _query_suffix(request: Request) -> str:
     return f"?{query}" if query else ""
 
 
+async def _alias(request: Request, address: PackageAddress) -> Response:
+    """A range or a dist-tag: 302 to the exact version it names now (a short cache)."""
+    version = await _state(request).packages.resolve(address.name, address.spec)
+    location = address.with_version(version) + _query_suffix(request)
+    headers = {**CROSS_ORIGIN, "Cache-Control": ALIAS_CACHE, "X-Resolved-Version": version}
+    return RedirectResponse(location, status_code=302, headers=headers)
+
+
 async def _package(request: Request, address: PackageAddress) -> Response:
+    """A file, a folder or the default file of an exact package version."""
     state = _state(request)
-    if not is_exact(address.spec):
-        version = await state.packages.resolve(address.name, address.spec)
-        location = address.with_version(version) + _query_suffix(request)
-        headers = {**CROSS_ORIGIN, "Cache-Control": ALIAS_CACHE, "X-Resolved-Version": version}
-        return RedirectResponse(location, status_code=302, headers=headers)
     name, version = address.name, address.spec
-    file = address.file
-    if file is not None and not address.directory and file.split("/")[-1] == ESM_SUFFIX:
-        return await _esm(request, state, name, version, file.removesuffix(ESM_SUFFIX).rstrip("/"))
     row = await state.packages.ensure_version(name, version)
     query = request.query_params
     if address.file is None or address.directory:
@@ -239,10 +243,9 @@ async def _package(request: Request, address: PackageAddress) -> Response:
     return await serve_stored(request, state, ("npm", name, version), address.file)
 
 
-async def _esm(
-    request: Request, state: PackagesState, name: str, version: str, subpath: str
-) -> Response:
+async def _esm(request: Request, name: str, version: str, subpath: str) -> Response:
     """The package (or its subpath) as a built ES module (``packages.esm.modules``)."""
+    state = _state(request)
     url = module_url(name, version, subpath)
     for attempt in range(2):
         row = await state.modules.row(name, version, subpath)
