@@ -56,29 +56,22 @@ def sri_answer(request: Request, pinned: str, found: FileRow) -> Response:
     return json_answer(request, make_sri_body(pinned, found), headers)
 
 
-def folder_rows(state: PackagesState, name: str, version: str, prefix: str) -> list[FileRow]:
-    rows = [row for row in state.store.files("npm", name, version) if row.path.startswith(prefix)]
+def folder_answer(
+    request: Request, rows: list[FileRow], name: str, version: str, folder: str, *, listing: bool
+) -> Response:
+    """A folder of a version: unpkg's ``?meta`` JSON listing, or a plain HTML list below the root
+    (names escaped, no script at all); ``rows``: every file of the version."""
+    stripped = folder.strip("/")
+    prefix = stripped + "/" if stripped or not listing else ""
+    rows = [row for row in rows if row.path.startswith(prefix)]
     if not rows:
         raise AppError.not_found()
-    return rows
-
-
-def listing_answer(
-    request: Request, state: PackagesState, name: str, version: str, folder: str
-) -> Response:
-    prefix = folder.strip("/") + "/" if folder.strip("/") else ""
-    body = make_listing(name, version, prefix, folder_rows(state, name, version, prefix))
-    return json_answer(request, body, {**CROSS_ORIGIN, "Cache-Control": PINNED_CACHE})
-
-
-def folder_page(
-    request: Request, state: PackagesState, name: str, version: str, folder: str
-) -> Response:
-    """A folder below the version root as a plain HTML list (names escaped, no script at all)."""
-    prefix = folder.strip("/") + "/"
-    body = make_folder_html(name, version, prefix, folder_rows(state, name, version, prefix))
+    if listing:
+        body = make_listing(name, version, prefix, rows)
+        return json_answer(request, body, {**CROSS_ORIGIN, "Cache-Control": PINNED_CACHE})
+    html = make_folder_html(name, version, prefix, rows)
     headers = {**CROSS_ORIGIN, "Cache-Control": PINNED_CACHE, "Content-Security-Policy": FOLDER_CSP}
-    return Response(body_for(request, body), media_type="text/html; charset=utf-8", headers=headers)
+    return Response(body_for(request, html), media_type="text/html; charset=utf-8", headers=headers)
 
 
 async def file_answer(

@@ -27,9 +27,8 @@ from assetgate.packages.address import LibraryAddress, PackageAddress, parse_add
 from assetgate.packages.answers import (
     Vanished,
     file_answer,
-    folder_page,
+    folder_answer,
     json_answer,
-    listing_answer,
     serve_stored,
     sri_answer,
 )
@@ -216,31 +215,28 @@ async def _package(request: Request, address: PackageAddress) -> Response:
     name, version = address.name, address.spec
     row = await state.packages.ensure_version(name, version)
     query = request.query_params
-    if address.file is None or address.directory:
-        if "meta" in query:
-            return listing_answer(request, state, name, version, address.file or "")
-        if address.directory:
-            return folder_page(request, state, name, version, address.file or "")
-        if row.default_path is None:
-            raise AppError.not_found("no default file")
-        pinned = f"/npm/{name}@{version}/{quote(row.default_path, safe='/')}"
-        if "sri" in query:
-            found = state.store.file("npm", name, version, row.default_path)
-            if found is None:
-                raise AppError.not_found()
-            return sri_answer(request, pinned, found)
+    if address.directory or (address.file is None and "meta" in query):
+        rows = state.store.files("npm", name, version)
+        listing = "meta" in query
+        return folder_answer(request, rows, name, version, address.file or "", listing=listing)
+    path = address.file if address.file is not None else row.default_path
+    if path is None:
+        raise AppError.not_found("no default file")
+    pinned = f"/npm/{name}@{version}/{quote(path, safe='/')}"
+    if "sri" in query:
+        found = state.store.file("npm", name, version, path)
+        if found is None:
+            raise AppError.not_found()
+        return sri_answer(request, pinned, found)
+    if address.file is None:  # the default file: where it is, and why
+        reason = row.default_reason or ""
         headers = {
             **CROSS_ORIGIN,
             "Cache-Control": DEFAULT_FILE_CACHE,
-            "X-Default-File-Reason": row.default_reason or "",
+            "X-Default-File-Reason": reason,
         }
         return RedirectResponse(pinned + _query_suffix(request), status_code=302, headers=headers)
-    if "sri" in query:
-        found = state.store.file("npm", name, version, address.file)
-        if found is None:
-            raise AppError.not_found()
-        return sri_answer(request, f"/npm/{name}@{version}/{quote(address.file, safe='/')}", found)
-    return await serve_stored(request, state, ("npm", name, version), address.file)
+    return await serve_stored(request, state, ("npm", name, version), path)
 
 
 async def _esm(request: Request, name: str, version: str, subpath: str) -> Response:
