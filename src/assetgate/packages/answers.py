@@ -6,7 +6,6 @@ once (``serve_stored``)."""
 from __future__ import annotations
 
 import functools
-import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -35,7 +34,7 @@ from assetgate.packages.state import PackagesState
 from assetgate.packages.store import FileRow, Namespace
 from assetgate.resources import resources
 from assetgate.serving.answer import AnyVariant, Variant, Version, answer
-from assetgate.serving.files import Source
+from assetgate.serving.files import Source, identify_path
 from assetgate.serving.prepared import Prepared
 from assetgate.web.http import body_for
 
@@ -67,10 +66,10 @@ def folder_answer(
     if not rows:
         raise AppError.not_found()
     if listing:
-        body = make_listing(name, version, prefix, rows)
-        return json_answer(request, body, {**CROSS_ORIGIN, "Cache-Control": PINNED_CACHE})
-    html = make_folder_html(name, version, prefix, rows)
+        headers = {**CROSS_ORIGIN, "Cache-Control": PINNED_CACHE}
+        return json_answer(request, make_listing(name, version, prefix, rows), headers)
     headers = {**CROSS_ORIGIN, "Cache-Control": PINNED_CACHE, "Content-Security-Policy": FOLDER_CSP}
+    html = make_folder_html(name, version, prefix, rows)
     return Response(body_for(request, html), media_type="text/html; charset=utf-8", headers=headers)
 
 
@@ -80,13 +79,20 @@ async def file_answer(
     key: tuple[Namespace, str, str],
     found: FileRow,
 ) -> Response:
-    """A stored file: as it is, or through the CSS/JS floor when ``?min=1``… asks for it."""
+    """A stored file: as it is, or through the CSS/JS floor when ``?min=1``… asks for it. A blob
+    gone since the index named it is ``Vanished`` (fetched again once by ``serve_stored``)."""
     blob = state.store.blob_path(found.blob)
     if blob is None:
         raise Vanished
     if state.store.touch(key):
         state.flush_touches_soon()
-    version = await _version(request, blob)
+    try:
+        info, source = await identify_path(resources(request).sources, blob)
+    except AppError as exc:  # evicted by another process since the index named it
+        if exc.status == 404:
+            raise Vanished from exc
+        raise
+    version = Version(blob, info, source)
     spec = _asset_spec(request, blob)
     variant: AnyVariant = (
         pinned_variant(found) if spec is None else _asset(request, version, found, spec)
@@ -104,10 +110,8 @@ async def minified_sibling(
     blob = None if source is None else state.store.blob_path(source.blob)
     if source is None or blob is None:
         raise AppError.not_found()
-    try:
-        version = await _version(request, blob)
-    except Vanished:
-        raise AppError.not_found() from None
+    info, found = await identify_path(resources(request).sources, blob)
+    version = Version(blob, info, found)
     minified_from = {"X-Minified-From": quote(source.path, safe="/+@")}
     variant = _asset(request, version, source, AssetSpec(minify=True), minified_from)
     return await answer(request, version, variant)
@@ -147,20 +151,6 @@ def _asset(
     headers = {**pinned, **(extra or {}), "Cache-Control": PINNED_CACHE}
     accept_encoding = request.headers.get("accept-encoding")
     return asset_variant(floor, version.path, version.stat.st_size, spec, accept_encoding, headers)
-
-
-async def _version(request: Request, blob: Path) -> Version:
-    """The stored file's version (``serving.files``); a blob gone since the index named it is
-    ``Vanished`` (fetched again once by ``serve_stored``)."""
-    try:
-        info = os.stat(blob)
-        return Version(blob, info, await resources(request).sources.identify(blob, info))
-    except FileNotFoundError as exc:
-        raise Vanished from exc
-    except AppError as exc:  # it vanished while it was read
-        if exc.status == 404:
-            raise Vanished from exc
-        raise
 
 
 class Vanished(Exception):
