@@ -17,7 +17,6 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,7 +43,7 @@ from assetgate.minify.spec import (
     parse_asset_spec,
 )
 from assetgate.serving.answer import Rendering, Variant, Version, answer
-from assetgate.serving.files import Source, Sources
+from assetgate.serving.files import Source, Sources, identify_path
 from assetgate.serving.hotlane import Offer
 from assetgate.serving.prepared import Prepared
 from assetgate.web.cachestatus import CacheState
@@ -114,8 +113,12 @@ async def asset_response(
     offer: Offer | None = None,
 ) -> Response:
     """GET or HEAD for the CSS/JS file ``source`` (already resolved and safe), for a caller that
-    has not identified its version (a stat is taken when ``source_stat`` is None)."""
-    info = source_stat if source_stat is not None else _stat_regular(source)
+    has not identified its version (a stat is taken when ``source_stat`` is None): the tests' own
+    app and ``bench/minify.py``; the parts build ``asset_variant`` themselves."""
+    if source_stat is None:
+        info, found = await identify_path(sources, source)
+    else:
+        info, found = source_stat, await sources.identify(source, source_stat)
     variant = asset_variant(
         AssetFloor(lane, cache, max_bytes),
         source,
@@ -124,8 +127,7 @@ async def asset_response(
         request.headers.get("accept-encoding"),
         {**(extra_headers or {}), "Cache-Control": cache_control},
     )
-    version = Version(source, info, await sources.identify(source, info), offer)
-    return await answer(request, version, variant)
+    return await answer(request, Version(source, info, found, offer), variant)
 
 
 def _validators(
@@ -190,16 +192,6 @@ def _read_head(source: str | Path) -> bytes:
             return handle.read(SNIFF_BYTES)
     except OSError as exc:
         raise AppError.not_found() from exc
-
-
-def _stat_regular(source: str | Path) -> os.stat_result:
-    try:
-        info = os.stat(source)
-    except OSError as exc:
-        raise AppError.not_found() from exc
-    if not stat.S_ISREG(info.st_mode):
-        raise AppError.not_found()
-    return info
 
 
 def _result_headers(rendered: Rendered) -> dict[str, str]:
