@@ -78,42 +78,29 @@ async def file_answer(
     state: PackagesState,
     key: tuple[Namespace, str, str],
     found: FileRow,
+    *,
+    sibling: bool = False,
 ) -> Response:
-    """A stored file: as it is, or through the CSS/JS floor when ``?min=1``… asks for it. A blob
-    gone since the index named it is ``Vanished`` (fetched again once by ``serve_stored``)."""
+    """A stored file as it is, or through the CSS/JS floor when ``?min=1``… asks for it;
+    ``sibling``: minified, as the ``<file>.min.js`` the package lacks (``serve_stored``). A blob
+    gone since the index named it is ``Vanished`` (fetched again once by ``serve_stored``); a
+    sibling's is a 404."""
     blob = state.store.blob_path(found.blob)
     if blob is None:
-        raise Vanished
-    if state.store.touch(key):
+        raise AppError.not_found() if sibling else Vanished
+    if not sibling and state.store.touch(key):
         state.flush_touches_soon()
     try:
         info, source = await identify_path(resources(request).sources, blob)
     except AppError as exc:  # evicted by another process since the index named it
-        if exc.status == 404:
+        if exc.status == 404 and not sibling:
             raise Vanished from exc
         raise
     version = Version(blob, info, source)
-    spec = _asset_spec(request, blob)
+    spec = AssetSpec(minify=True) if sibling else _asset_spec(request, blob)
     variant: AnyVariant = (
-        pinned_variant(found) if spec is None else _asset(request, version, found, spec)
+        pinned_variant(found) if spec is None else _asset(request, version, found, spec, sibling)
     )
-    return await answer(request, version, variant)
-
-
-async def minified_sibling(
-    request: Request, state: PackagesState, key: tuple[Namespace, str, str], path: str
-) -> Response:
-    """jsDelivr's grammar: ``<file>.min.js``/``.min.css`` that the package lacks is its
-    ``<file>.js``/``.css`` through the minifier (the same one as ``?min=1``), pinned as well."""
-    match = MINIFIED_NAME.match(path)
-    source = None if match is None else state.store.file(*key, f"{match['stem']}.{match['ext']}")
-    blob = None if source is None else state.store.blob_path(source.blob)
-    if source is None or blob is None:
-        raise AppError.not_found()
-    info, found = await identify_path(resources(request).sources, blob)
-    version = Version(blob, info, found)
-    minified_from = {"X-Minified-From": quote(source.path, safe="/+@")}
-    variant = _asset(request, version, source, AssetSpec(minify=True), minified_from)
     return await answer(request, version, variant)
 
 
@@ -141,14 +128,16 @@ def _asset(
     version: Version,
     found: FileRow,
     spec: AssetSpec,
-    extra: Mapping[str, str] | None = None,
+    sibling: bool = False,
 ) -> Variant[Rendered]:
     """A pinned CSS/JS file through the CSS/JS floor (``?min=1``…, or a ``.min.js`` the package
     lacks), with the pinned headers but its own validators (the answer is not the file)."""
     res = resources(request)
     floor = AssetFloor(res.asset_lane, res.assets, res.settings.asset_max_bytes)
     pinned = {k: v for k, v in pinned_headers(found).items() if k not in ("ETag", "Content-Digest")}
-    headers = {**pinned, **(extra or {}), "Cache-Control": PINNED_CACHE}
+    if sibling:
+        pinned["X-Minified-From"] = quote(found.path, safe="/+@")
+    headers = {**pinned, "Cache-Control": PINNED_CACHE}
     accept_encoding = request.headers.get("accept-encoding")
     return asset_variant(floor, version.path, version.stat.st_size, spec, accept_encoding, headers)
 
@@ -160,15 +149,22 @@ class Vanished(Exception):
 async def serve_stored(
     request: Request, state: PackagesState, key: tuple[Namespace, str, str], path: str
 ) -> Response:
-    """Serve ``path`` of an ingested version; if its blob vanished, forget the version, fetch it
-    again (single flight) and serve once more."""
+    """Serve ``path`` of an ingested version, or (jsDelivr's grammar) the ``<file>.min.js`` or
+    ``.min.css`` that the package lacks: its ``<file>.js``/``.css`` through the minifier (the same
+    one as ``?min=1``), pinned as well. If a blob vanished, forget the version, fetch it again
+    (single flight) and serve once more."""
     ns, name, version = key
     for attempt in range(2):
         found = state.store.file(ns, name, version, path)
+        sibling = found is None
         if found is None:
-            return await minified_sibling(request, state, key, path)
+            match = MINIFIED_NAME.match(path)
+            unminified = None if match is None else f"{match['stem']}.{match['ext']}"
+            found = None if unminified is None else state.store.file(ns, name, version, unminified)
+            if found is None:
+                raise AppError.not_found()
         try:
-            return await file_answer(request, state, key, found)
+            return await file_answer(request, state, key, found, sibling=sibling)
         except Vanished:
             if attempt:
                 break
