@@ -16,7 +16,7 @@ import pytest
 import pyvips
 
 from assetgate.imaging.formats import HEAD_BYTES
-from assetgate.optimizer import render, routes
+from assetgate.optimizer import render, variants
 from assetgate.optimizer.plan import Limits, Negotiation
 from assetgate.optimizer.spec import parse_spec
 from assetgate.settings import Settings
@@ -36,7 +36,7 @@ def probes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
         seen.append(job.path)
         return render.prepare(job)
 
-    monkeypatch.setattr(routes, "prepare", counting)
+    monkeypatch.setattr(variants, "prepare", counting)  # the image variant's work
     return seen
 
 

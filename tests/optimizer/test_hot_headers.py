@@ -33,6 +33,8 @@ CORS = {
 CACHE = "public, max-age=86400, stale-while-revalidate=604800"
 CSS = b"/* c */\nbody {\n  color : red ;\n}\n" * 20
 IDENTITY = {"accept-encoding": "identity"}
+HIT = {"cache-status": "assetgate; hit"}  # RFC 9211; a 304 is answered from the validators
+BYPASS = {"cache-status": "assetgate; fwd=bypass"}  # the file as it is
 
 
 @pytest.fixture
@@ -110,6 +112,7 @@ async def test_static_pass_through(
                 "content-type": media_type,
                 "accept-ranges": "bytes",
                 "content-length": size,
+                **BYPASS,
             },
         )
         not_modified = await opt.request(
@@ -119,7 +122,7 @@ async def test_static_pass_through(
         assert not_modified.content == b""
         # CSS and JS go through the CSS/JS floor, whose 304 does not repeat the pass-through fields
         kept = {} if name.endswith(".css") else passthrough
-        assert_headers(not_modified, {**validators(docroot, name), **kept})
+        assert_headers(not_modified, {**validators(docroot, name), **kept, **HIT})
 
 
 @pytest.mark.parametrize("name", ["photo.jpg", "big.bin"])
@@ -172,6 +175,7 @@ async def test_asset_cache_hit(
                 "x-asset-cache": "hit",
                 "content-length": size,
                 "content-type": "text/css; charset=utf-8",
+                **HIT,
             },
         )
         assert response.headers["etag"] == miss.headers["etag"]
@@ -179,7 +183,7 @@ async def test_asset_cache_hit(
             method, url, headers={**request_headers, "if-none-match": response.headers["etag"]}
         )
         assert not_modified.status_code == 304
-        assert_headers(not_modified, {**validators(docroot, "site.css"), **extra})
+        assert_headers(not_modified, {**validators(docroot, "site.css"), **extra, **HIT})
 
 
 @pytest.mark.parametrize(
@@ -219,13 +223,14 @@ async def test_image_render_and_its_304(
                 "x-compression-ratio": ratio,
                 "content-length": size,
                 "content-type": f"image/{output}",
+                **HIT,
             },
         )
         not_modified = await opt.request(
             method, url, headers={"accept": accept, "if-none-match": response.headers["etag"]}
         )
         assert not_modified.status_code == 304
-        assert_headers(not_modified, {**validators(docroot, "photo.jpg"), **extra})
+        assert_headers(not_modified, {**validators(docroot, "photo.jpg"), **extra, **HIT})
 
 
 async def test_image_pass_through(
@@ -244,5 +249,6 @@ async def test_image_pass_through(
                 "content-type": "image/jpeg",
                 "accept-ranges": "bytes",
                 "content-length": size,
+                **BYPASS,
             },
         )

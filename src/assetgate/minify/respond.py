@@ -1,25 +1,24 @@
-"""The HTTP answer for a CSS or JavaScript file: ``?min=1&compress=1&safe=1``.
+"""A CSS or JavaScript file as a variant: ``?min=1&compress=1&safe=1``.
 
 Shared by the optimizer (document-root files) and the package library (pinned package files), so
-both behave the same. Callers have already checked the method and the path's safety; this module
-owns everything after that, in the order of a cheap request first:
+both behave the same. The caller has checked the method and the path's safety and identified the
+file's version; ``asset_variant`` says what is made of it and ``serving.answer`` does the rest:
 
-1. flags (400 naming a bad ``min``/``compress``/``safe``), the caller's one ``stat``, the file's
-   version (content fingerprint, remembered per stat identity: ``serving.files``);
-2. the plan (transformation and encoding, from the flags and ``Accept-Encoding``); once per
+1. the plan (transformation and encoding, from the flags and ``Accept-Encoding``); once per
    version and plan: a sniff of the first bytes (binary → 415), the ETag over the content and
-   the plan, the header blocks (``serving.prepared``);
-3. 304 before any work; nothing asked → the file itself (``X-Optimizer-Status: passthrough``);
-4. otherwise the cached rendering (a repeat is a header-block copy and the cached bytes), or one
-   render through the CPU gate, then the headers.
+   the plan, the header blocks;
+2. nothing asked → the file itself (``X-Optimizer-Status: passthrough``);
+3. otherwise one render through the CPU gate, inside the asset cache. ``X-Asset-Cache: hit|miss``
+   is kept beside ``Cache-Status`` as a deprecated alias (docs/caching.md "Cache-Status").
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
-import stat
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -27,17 +26,27 @@ import rcssmin
 import rjsmin
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.types import Receive
 
 from assetgate.cache import Cache
 from assetgate.errors import AppError
 from assetgate.minify.lane import AssetLane
 from assetgate.minify.render import Rendered
 from assetgate.minify.sniff import SNIFF_BYTES, looks_binary
-from assetgate.minify.spec import MEDIA_TYPES, AssetSpec, kind_of, make_asset_plan, parse_asset_spec
-from assetgate.serving.files import Source, Sources
-from assetgate.serving.hotlane import BodyOf, Offer, file_body
-from assetgate.serving.prepared import BlockResponse, Prepared
-from assetgate.serving.sendfile import send_file
+from assetgate.minify.spec import (
+    MEDIA_TYPES,
+    AssetKind,
+    AssetPlan,
+    AssetSpec,
+    kind_of,
+    make_asset_plan,
+    parse_asset_spec,
+)
+from assetgate.serving.answer import Rendering, Variant, Version, answer
+from assetgate.serving.files import Source, Sources, identify_path
+from assetgate.serving.hotlane import Offer
+from assetgate.serving.prepared import Prepared
+from assetgate.web.cachestatus import CacheState
 from assetgate.web.caching import make_etag
 from assetgate.web.savings import savings_headers
 
@@ -51,22 +60,42 @@ def is_asset(path: Path | str) -> bool:
     return kind_of(path) is not None
 
 
-def _read_head(source: str | Path) -> bytes:
-    try:
-        with open(source, "rb") as handle:
-            return handle.read(SNIFF_BYTES)
-    except OSError as exc:
-        raise AppError.not_found() from exc
+@dataclass(frozen=True, slots=True)
+class AssetFloor:
+    """What every CSS/JS answer is made with: the minifier's lane, the asset cache, the size cap."""
+
+    lane: AssetLane
+    cache: Cache[Rendered]
+    max_bytes: int
 
 
-def _stat_regular(source: str | Path) -> os.stat_result:
-    try:
-        info = os.stat(source)
-    except OSError as exc:
-        raise AppError.not_found() from exc
-    if not stat.S_ISREG(info.st_mode):
-        raise AppError.not_found()
-    return info
+def asset_variant(
+    floor: AssetFloor,
+    path: str | Path,
+    size: int,
+    spec: AssetSpec,
+    accept_encoding: str | None,
+    headers: Mapping[str, str],
+) -> Variant[Rendered]:
+    """What ``spec`` and ``Accept-Encoding`` ask of the CSS/JS file ``path`` (``size`` bytes by
+    the caller's stat); ``headers``: the caller's own (Cache-Control, CORS), in every answer."""
+    kind = kind_of(path)
+    if kind is None:
+        raise AppError.unsupported_media("not a CSS or JavaScript file")
+    plan = make_asset_plan(
+        spec, kind, accept_encoding=accept_encoding, size=size, max_bytes=floor.max_bytes
+    )
+    validators = functools.partial(_validators, path, plan, floor.max_bytes, headers)
+    key = (plan, tuple(headers.items()))
+    if plan.is_passthrough:
+        return Variant(key, validators)
+    rendering = Rendering(
+        make=functools.partial(_render, floor, Path(path), plan),
+        body=_body,
+        headers=functools.partial(_rendered_headers, kind),
+        cache=floor.cache,
+    )
+    return Variant(key, validators, rendering)
 
 
 async def asset_response(
@@ -83,103 +112,86 @@ async def asset_response(
     spec: AssetSpec | None = None,
     offer: Offer | None = None,
 ) -> Response:
-    """Answer GET or HEAD for the CSS/JS file ``source`` (already resolved and safe).
-
-    ``source_stat``: the path gate's stat of ``source`` when the caller has it (else one is taken);
-    ``spec``: the flags, when the caller has read them already; ``offer``: the hot lane's, when
-    the caller's answers may be replayed (``serving.hotlane``).
-    """
-    kind = kind_of(source)
-    if kind is None:
-        raise AppError.unsupported_media("not a CSS or JavaScript file")
-    if spec is None:
-        spec = parse_asset_spec(request.query_params)
-    info = source_stat if source_stat is not None else _stat_regular(source)
-    plan = make_asset_plan(
-        spec,
-        kind,
-        accept_encoding=request.headers.get("accept-encoding"),
-        size=info.st_size,
-        max_bytes=max_bytes,
+    """GET or HEAD for the CSS/JS file ``source`` (already resolved and safe), for a caller that
+    has not identified its version (a stat is taken when ``source_stat`` is None): the tests' own
+    app and ``bench/minify.py``; the parts build ``asset_variant`` themselves."""
+    if source_stat is None:
+        info, found = await identify_path(sources, source)
+    else:
+        info, found = source_stat, await sources.identify(source, source_stat)
+    variant = asset_variant(
+        AssetFloor(lane, cache, max_bytes),
+        source,
+        info.st_size,
+        spec if spec is not None else parse_asset_spec(request.query_params),
+        request.headers.get("accept-encoding"),
+        {**(extra_headers or {}), "Cache-Control": cache_control},
     )
-    version = await sources.identify(source, info)
-    extra = extra_headers or {}
-    variant = (plan, cache_control, tuple(extra.items()))
+    return await answer(request, Version(source, info, found, offer), variant)
 
-    def validators(version: Source) -> Prepared:
-        """Once per file version and variant: the sniff (415), the ETag and the headers."""
-        head = version.body[:SNIFF_BYTES] if version.body is not None else _read_head(source)
-        if looks_binary(head):
-            raise AppError.unsupported_media("the file is not CSS or JavaScript text")
-        if plan.oversize:
-            log.info(
-                "asset served unminified: %s bytes is over the %s byte cap", version.size, max_bytes
-            )
-        etag = make_etag(ENGINE_VERSION, version.fingerprint, plan.transform, plan.encoding)
-        headers = {
-            **extra,
-            "ETag": etag,
-            "Last-Modified": version.last_modified,
-            "Cache-Control": cache_control,
-            "X-Content-Type-Options": "nosniff",  # a script is only ever run as what we say it is
-        }
-        if plan.vary:
-            headers["Vary"] = "Accept-Encoding"
-        ok = None
-        if plan.is_passthrough:
-            ok = {
-                "X-Optimizer-Status": "passthrough",
-                "X-Original-Size": str(version.size),
-                "Content-Type": MEDIA_TYPES[kind],
-                "Accept-Ranges": "bytes",
-                "Content-Length": str(version.size),
-            }
-            if plan.oversize:
-                ok["X-Minify-Skipped"] = "size"
-        return Prepared.build(etag, version.mtime, headers, ok)
 
-    prepared = version.prepare(variant, validators)
-    held = _held(cache)  # a hit's bytes: here and in the hot lane
-    if offer is not None:
-        offer(version, variant, file_body if plan.is_passthrough else held)
-    if plan.is_passthrough:
-        return send_file(request, source, info, version, prepared)
-    if prepared.matches(request):
-        return BlockResponse(304, prepared.not_modified)
-    hit = held(version, prepared) if prepared.ok is not None else None
-    if hit is not None and prepared.ok is not None:
-        return BlockResponse(200, prepared.ok, b"" if request.method == "HEAD" else hit)
+def _validators(
+    path: str | Path, plan: AssetPlan, max_bytes: int, extra: Mapping[str, str], version: Source
+) -> Prepared:
+    """Once per file version and variant: the sniff (415), the ETag and the headers."""
+    head = version.body[:SNIFF_BYTES] if version.body is not None else _read_head(path)
+    if looks_binary(head):
+        raise AppError.unsupported_media("the file is not CSS or JavaScript text")
+    if plan.oversize:
+        log.info(
+            "asset served unminified: %s bytes is over the %s byte cap", version.size, max_bytes
+        )
+    etag = make_etag(ENGINE_VERSION, version.fingerprint, plan.transform, plan.encoding)
+    headers = {
+        **extra,
+        "ETag": etag,
+        "Last-Modified": version.last_modified,
+        "X-Content-Type-Options": "nosniff",  # a script is only ever run as what we say it is
+    }
+    if plan.vary:
+        headers["Vary"] = "Accept-Encoding"
+    if not plan.is_passthrough:
+        return Prepared.build(etag, version.mtime, headers)
+    ok = {
+        "X-Optimizer-Status": "passthrough",
+        "X-Original-Size": str(version.size),
+        "Content-Type": MEDIA_TYPES[plan.kind],
+        "Accept-Ranges": "bytes",
+        "Content-Length": str(version.size),
+    }
+    if plan.oversize:
+        ok["X-Minify-Skipped"] = "size"
+    return Prepared.build(etag, version.mtime, headers, ok)
 
-    async def render() -> Rendered:
-        rendered = await lane.render(Path(source), plan, max_bytes, request.receive)
-        if rendered.note is not None:
-            log.warning(
-                "asset %s served without %s: %s",
-                os.path.basename(source),
-                plan.transform,
-                rendered.note,
-            )
-        return rendered
 
-    rendered, hit_lower = await cache.get_or_compute(prepared.etag, render)
-    fixed = {
+async def _render(
+    floor: AssetFloor, path: Path, plan: AssetPlan, version: Source, receive: Receive
+) -> Rendered:
+    rendered = await floor.lane.render(path, plan, floor.max_bytes, receive)
+    if rendered.note is not None:
+        log.warning("asset %s served without %s: %s", path.name, plan.transform, rendered.note)
+    return rendered
+
+
+def _body(rendered: Rendered) -> bytes:
+    return rendered.body
+
+
+def _rendered_headers(kind: AssetKind, rendered: Rendered, state: CacheState) -> dict[str, str]:
+    return {
         **_result_headers(rendered),
         "Content-Length": str(len(rendered.body)),
         "Content-Type": MEDIA_TYPES[kind],
+        "X-Asset-Cache": "hit" if state == "HIT" else "miss",  # deprecated: Cache-Status says it
     }
-    version.keep(variant, prepared.with_ok({**fixed, "X-Asset-Cache": "hit"}))
-    headers = {**prepared.headers, **fixed}
-    headers["X-Asset-Cache"] = "hit" if hit_lower else "miss"
-    body = b"" if request.method == "HEAD" else rendered.body
-    return Response(body, headers=headers)
 
 
-def _held(cache: Cache[Rendered]) -> BodyOf:
-    def body(version: Source, prepared: Prepared) -> bytes | None:
-        held = cache.get(prepared.etag)
-        return None if held is None else held.body
-
-    return body
+def _read_head(source: str | Path) -> bytes:
+    try:
+        with open(source, "rb") as handle:
+            return handle.read(SNIFF_BYTES)
+    except OSError as exc:
+        raise AppError.not_found() from exc
 
 
 def _result_headers(rendered: Rendered) -> dict[str, str]:

@@ -28,6 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from assetgate.operations.logs import ACCESS_LOGGER, REQUEST_ID
 from assetgate.operations.metrics import Metrics
+from assetgate.web.cachestatus import cache_state
 from assetgate.web.ratelimit import Network, client_address, trusted_peer
 
 access_log = logging.getLogger(ACCESS_LOGGER)
@@ -156,8 +157,8 @@ class Observe:
                 answer["status"] = message["status"]
                 headers = list(message.get("headers", ()))
                 for name, value in headers:
-                    if name.lower() == b"x-optimizer-cache":
-                        answer["cache"] = value.decode("latin-1")
+                    if name.lower() == b"cache-status":  # every part's file answers say it
+                        answer["cache"] = cache_state(value)
                 headers.append((b"x-request-id", echoed))
                 message = {**message, "headers": headers}
             elif message["type"] == "http.response.body":

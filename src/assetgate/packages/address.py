@@ -27,6 +27,7 @@ MAX_FILE_PATH_CHARS: Final = 1024
 MAX_SEGMENT_CHARS: Final = 255
 RESERVED_NAMES: Final = frozenset({".", "..", "node_modules", "favicon.ico"})
 _BAD_CHARS: Final = re.compile(r"[\x00-\x1f\x7f\\]")
+ESM_SUFFIX: Final = "+esm"  # the last segment of a built ES module's address
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +38,13 @@ class PackageAddress:
     spec: str  # version, tag or range as written; "" when the URL names no version
     file: str | None
     directory: bool = False  # the path ended in "/" below the package root (a folder)
+
+    @property
+    def module(self) -> str | None:
+        """The package subpath of a built ES module's address (``…/+esm``), else None."""
+        if self.file is None or self.directory or self.file.split("/")[-1] != ESM_SUFFIX:
+            return None
+        return self.file.removesuffix(ESM_SUFFIX).rstrip("/")
 
     def with_version(self, version: str) -> str:
         """The same address pinned to ``version`` (the Location of a range/tag redirect)."""

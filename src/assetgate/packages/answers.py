@@ -1,22 +1,25 @@
-"""One stored file as an HTTP answer: pinned headers, 304, inline or streamed, through the CSS/JS
-floor when asked, the ``.min.js`` a package lacks, listings and folder pages, SRI bodies; and a
-blob another process evicted is fetched again once (``serve_stored``)."""
+"""One stored file as an HTTP answer: a pinned variant of its version (``serving.answer``: 304,
+from memory, inline or streamed), through the CSS/JS floor when asked, the ``.min.js`` a package
+lacks, listings and folder pages, SRI bodies; and a blob another process evicted is fetched again
+once (``serve_stored``)."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final
+from typing import Final, Never
 from urllib.parse import quote
 
 import anyio.to_thread
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import JSONResponse, Response
 
 from assetgate.errors import AppError
-from assetgate.minify.respond import asset_response
-from assetgate.minify.spec import AssetSpec
+from assetgate.minify.render import Rendered
+from assetgate.minify.respond import AssetFloor, asset_variant
+from assetgate.minify.spec import AssetSpec, parse_asset_spec
 from assetgate.packages.bodies import (
     CROSS_ORIGIN,
     FOLDER_CSP,
@@ -26,16 +29,17 @@ from assetgate.packages.bodies import (
     make_sri_body,
     package_media_type,
     pinned_headers,
-    pinned_raw_headers,
 )
 from assetgate.packages.state import PackagesState
 from assetgate.packages.store import FileRow, Namespace
 from assetgate.resources import resources
-from assetgate.web.caching import is_not_modified
+from assetgate.serving.answer import AnyVariant, Variant, Version, answer
+from assetgate.serving.files import Source, identify_path
+from assetgate.serving.prepared import Prepared
 from assetgate.web.http import body_for
 
-INLINE_MAX_BYTES: Final = 1024 * 1024
 ASSET_QUERY: Final = ("min", "compress", "safe")
+ASSET_SUFFIXES: Final = (".css", ".js", ".mjs")
 MINIFIED_NAME: Final = re.compile(r"^(?P<stem>.+)\.min\.(?P<ext>js|css)$")
 
 
@@ -51,29 +55,22 @@ def sri_answer(request: Request, pinned: str, found: FileRow) -> Response:
     return json_answer(request, make_sri_body(pinned, found), headers)
 
 
-def folder_rows(state: PackagesState, name: str, version: str, prefix: str) -> list[FileRow]:
-    rows = [row for row in state.store.files("npm", name, version) if row.path.startswith(prefix)]
+def folder_answer(
+    request: Request, rows: list[FileRow], name: str, version: str, folder: str, *, listing: bool
+) -> Response:
+    """A folder of a version: unpkg's ``?meta`` JSON listing, or a plain HTML list below the root
+    (names escaped, no script at all); ``rows``: every file of the version."""
+    stripped = folder.strip("/")
+    prefix = stripped + "/" if stripped or not listing else ""
+    rows = [row for row in rows if row.path.startswith(prefix)]
     if not rows:
         raise AppError.not_found()
-    return rows
-
-
-def listing_answer(
-    request: Request, state: PackagesState, name: str, version: str, folder: str
-) -> Response:
-    prefix = folder.strip("/") + "/" if folder.strip("/") else ""
-    body = make_listing(name, version, prefix, folder_rows(state, name, version, prefix))
-    return json_answer(request, body, {**CROSS_ORIGIN, "Cache-Control": PINNED_CACHE})
-
-
-def folder_page(
-    request: Request, state: PackagesState, name: str, version: str, folder: str
-) -> Response:
-    """A folder below the version root as a plain HTML list (names escaped, no script at all)."""
-    prefix = folder.strip("/") + "/"
-    body = make_folder_html(name, version, prefix, folder_rows(state, name, version, prefix))
+    if listing:
+        headers = {**CROSS_ORIGIN, "Cache-Control": PINNED_CACHE}
+        return json_answer(request, make_listing(name, version, prefix, rows), headers)
     headers = {**CROSS_ORIGIN, "Cache-Control": PINNED_CACHE, "Content-Security-Policy": FOLDER_CSP}
-    return Response(body_for(request, body), media_type="text/html; charset=utf-8", headers=headers)
+    html = make_folder_html(name, version, prefix, rows)
+    return Response(body_for(request, html), media_type="text/html; charset=utf-8", headers=headers)
 
 
 async def file_answer(
@@ -81,93 +78,93 @@ async def file_answer(
     state: PackagesState,
     key: tuple[Namespace, str, str],
     found: FileRow,
+    *,
+    sibling: bool = False,
 ) -> Response:
+    """A stored file as it is, or through the CSS/JS floor when ``?min=1``… asks for it;
+    ``sibling``: minified, as the ``<file>.min.js`` the package lacks (``serve_stored``). A blob
+    gone since the index named it is ``Vanished`` (fetched again once by ``serve_stored``); a
+    sibling's is a 404."""
     blob = state.store.blob_path(found.blob)
     if blob is None:
-        raise Vanished
-    if state.store.touch(key):
+        raise AppError.not_found() if sibling else Vanished
+    if not sibling and state.store.touch(key):
         state.flush_touches_soon()
-    headers = pinned_headers(found)
-    if request.scope["query_string"]:
-        query = request.query_params
-        if any(name in query for name in ASSET_QUERY) and blob.suffix in (".css", ".js", ".mjs"):
-            return await pinned_asset(request, blob, found)
-    request_headers = request.headers
-    if_none_match = request_headers.get("if-none-match")
-    if if_none_match is not None and is_not_modified(
-        if_none_match, None, etag=headers["ETag"], last_modified=0
-    ):
-        return Response(status_code=304, headers=headers)
-    if found.size > INLINE_MAX_BYTES or "range" in request_headers:
-        return FileResponse(blob, media_type=package_media_type(found.path), headers=headers)
-    response = Response(b"" if request.method == "HEAD" else read_small(blob))  # HEAD reads nothing
-    response.raw_headers = list(pinned_raw_headers(found))
-    return response
+    try:
+        info, source = await identify_path(resources(request).sources, blob)
+    except AppError as exc:  # evicted by another process since the index named it
+        if exc.status == 404 and not sibling:
+            raise Vanished from exc
+        raise
+    version = Version(blob, info, source)
+    spec = AssetSpec(minify=True) if sibling else _asset_spec(request, blob)
+    variant: AnyVariant = (
+        pinned_variant(found) if spec is None else _asset(request, version, found, spec, sibling)
+    )
+    return await answer(request, version, variant)
 
 
-async def minified_sibling(
-    request: Request, state: PackagesState, key: tuple[Namespace, str, str], path: str
-) -> Response:
-    """jsDelivr's grammar: ``<file>.min.js``/``.min.css`` that the package lacks is its
-    ``<file>.js``/``.css`` through the minifier (the same one as ``?min=1``), pinned as well."""
-    match = MINIFIED_NAME.match(path)
-    source = None if match is None else state.store.file(*key, f"{match['stem']}.{match['ext']}")
-    blob = None if source is None else state.store.blob_path(source.blob)
-    if source is None or blob is None:
-        raise AppError.not_found()
-    minified_from = {"X-Minified-From": quote(source.path, safe="/+@")}
-    return await pinned_asset(request, blob, source, minified_from, AssetSpec(minify=True))
+def pinned_variant(found: FileRow) -> Variant[Never]:
+    """A stored file as it is: pinned headers, its ETag the content's sha256 (the same on every
+    node and in the registry's integrity), no Last-Modified (If-Modified-Since is ignored)."""
+    return Variant(("pinned", found.path), functools.partial(_pinned_validators, found))
 
 
-async def pinned_asset(
+def _pinned_validators(found: FileRow, version: Source) -> Prepared:
+    ok = {"Content-Type": package_media_type(found.path), "Content-Length": str(found.size)}
+    return Prepared.build(f'"{found.sha256}"', None, pinned_headers(found), ok)
+
+
+def _asset_spec(request: Request, blob: Path) -> AssetSpec | None:
+    """The CSS/JS flags, when the query asks for any and the file is CSS or JavaScript."""
+    if not request.scope["query_string"] or blob.suffix not in ASSET_SUFFIXES:
+        return None
+    query = request.query_params
+    return parse_asset_spec(query) if any(name in query for name in ASSET_QUERY) else None
+
+
+def _asset(
     request: Request,
-    blob: Path,
+    version: Version,
     found: FileRow,
-    extra: Mapping[str, str] | None = None,
-    spec: AssetSpec | None = None,
-) -> Response:
+    spec: AssetSpec,
+    sibling: bool = False,
+) -> Variant[Rendered]:
     """A pinned CSS/JS file through the CSS/JS floor (``?min=1``…, or a ``.min.js`` the package
     lacks), with the pinned headers but its own validators (the answer is not the file)."""
     res = resources(request)
+    floor = AssetFloor(res.asset_lane, res.assets, res.settings.asset_max_bytes)
     pinned = {k: v for k, v in pinned_headers(found).items() if k not in ("ETag", "Content-Digest")}
-    return await asset_response(
-        request,
-        blob,
-        lane=res.asset_lane,
-        cache=res.assets,
-        sources=res.sources,
-        cache_control=PINNED_CACHE,
-        max_bytes=res.settings.asset_max_bytes,
-        extra_headers={**pinned, **(extra or {})},
-        spec=spec,
-    )
+    if sibling:
+        pinned["X-Minified-From"] = quote(found.path, safe="/+@")
+    headers = {**pinned, "Cache-Control": PINNED_CACHE}
+    accept_encoding = request.headers.get("accept-encoding")
+    return asset_variant(floor, version.path, version.stat.st_size, spec, accept_encoding, headers)
 
 
 class Vanished(Exception):
     """A blob the index names is gone: another worker process evicted it a moment ago."""
 
 
-def read_small(path: Path) -> bytes:
-    """Small files from the page cache: faster than a thread hop per 64 KiB chunk."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except FileNotFoundError as exc:
-        raise Vanished from exc
-
-
 async def serve_stored(
     request: Request, state: PackagesState, key: tuple[Namespace, str, str], path: str
 ) -> Response:
-    """Serve ``path`` of an ingested version; if its blob vanished, forget the version, fetch it
-    again (single flight) and serve once more."""
+    """Serve ``path`` of an ingested version, or (jsDelivr's grammar) the ``<file>.min.js`` or
+    ``.min.css`` that the package lacks: its ``<file>.js``/``.css`` through the minifier (the same
+    one as ``?min=1``), pinned as well. If a blob vanished, forget the version, fetch it again
+    (single flight) and serve once more."""
     ns, name, version = key
     for attempt in range(2):
         found = state.store.file(ns, name, version, path)
+        sibling = found is None
         if found is None:
-            return await minified_sibling(request, state, key, path)
+            match = MINIFIED_NAME.match(path)
+            unminified = None if match is None else f"{match['stem']}.{match['ext']}"
+            found = None if unminified is None else state.store.file(ns, name, version, unminified)
+            if found is None:
+                raise AppError.not_found()
         try:
-            return await file_answer(request, state, key, found)
+            return await file_answer(request, state, key, found, sibling=sibling)
         except Vanished:
             if attempt:
                 break

@@ -45,17 +45,6 @@ def pinned_headers(found: FileRow) -> dict[str, str]:
     return dict(pinned_header_items(found))
 
 
-@functools.lru_cache(maxsize=4096)
-def pinned_raw_headers(found: FileRow) -> tuple[tuple[bytes, bytes], ...]:
-    """The whole header block of a 200, already encoded for the ASGI server."""
-    items = (
-        *pinned_header_items(found),
-        ("Content-Type", package_media_type(found.path)),
-        ("Content-Length", str(found.size)),
-    )
-    return tuple((k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in items)
-
-
 def make_sri_body(pinned: str, found: FileRow) -> dict[str, object]:
     integrity = make_sri("sha512", bytes.fromhex(found.sha512))
     return {"url": pinned, "integrity": integrity, "size": found.size}

@@ -26,9 +26,8 @@ from assetgate.packages.address import LibraryAddress, PackageAddress, parse_add
 from assetgate.packages.answers import (
     Vanished,
     file_answer,
-    folder_page,
+    folder_answer,
     json_answer,
-    listing_answer,
     serve_stored,
     sri_answer,
 )
@@ -57,7 +56,6 @@ ALIAS_CACHE: Final = "public, max-age=300"
 DEFAULT_FILE_CACHE: Final = "public, max-age=86400"
 MISS_CACHE: Final = "public, max-age=60"
 SEARCH_CACHE: Final = "public, max-age=60"
-ESM_SUFFIX: Final = "+esm"
 #: ``upstream`` labels of ``assetgate_upstream_errors_total``.
 NPM_REGISTRY: Final = "npm registry"
 LIBRARY_CATALOG: Final = "library catalog"
@@ -179,6 +177,10 @@ async def files(request: Request) -> Response:
             raise AppError.not_found()
         if isinstance(address, LibraryAddress):
             return await _library_file(request, address)
+        if not is_exact(address.spec):
+            return await _alias(request, address)
+        if address.module is not None:
+            return await _esm(request, address.name, address.spec, address.module)
         return await _package(request, address)
     except AppError as exc:
         exc.headers = {**CROSS_ORIGIN, **exc.headers}
@@ -194,50 +196,47 @@ def _query_suffix(request: Request) -> str:
     return f"?{query}" if query else ""
 
 
+async def _alias(request: Request, address: PackageAddress) -> Response:
+    """A range or a dist-tag: 302 to the exact version it names now (a short cache)."""
+    version = await _state(request).packages.resolve(address.name, address.spec)
+    location = address.with_version(version) + _query_suffix(request)
+    headers = {**CROSS_ORIGIN, "Cache-Control": ALIAS_CACHE, "X-Resolved-Version": version}
+    return RedirectResponse(location, status_code=302, headers=headers)
+
+
 async def _package(request: Request, address: PackageAddress) -> Response:
+    """A file, a folder or the default file of an exact package version."""
     state = _state(request)
-    if not is_exact(address.spec):
-        version = await state.packages.resolve(address.name, address.spec)
-        location = address.with_version(version) + _query_suffix(request)
-        headers = {**CROSS_ORIGIN, "Cache-Control": ALIAS_CACHE, "X-Resolved-Version": version}
-        return RedirectResponse(location, status_code=302, headers=headers)
     name, version = address.name, address.spec
-    file = address.file
-    if file is not None and not address.directory and file.split("/")[-1] == ESM_SUFFIX:
-        return await _esm(request, state, name, version, file.removesuffix(ESM_SUFFIX).rstrip("/"))
     row = await state.packages.ensure_version(name, version)
     query = request.query_params
-    if address.file is None or address.directory:
-        if "meta" in query:
-            return listing_answer(request, state, name, version, address.file or "")
-        if address.directory:
-            return folder_page(request, state, name, version, address.file or "")
-        if row.default_path is None:
-            raise AppError.not_found("no default file")
-        pinned = f"/npm/{name}@{version}/{quote(row.default_path, safe='/')}"
-        if "sri" in query:
-            found = state.store.file("npm", name, version, row.default_path)
-            if found is None:
-                raise AppError.not_found()
-            return sri_answer(request, pinned, found)
+    if address.directory or (address.file is None and "meta" in query):
+        rows = state.store.files("npm", name, version)
+        listing = "meta" in query
+        return folder_answer(request, rows, name, version, address.file or "", listing=listing)
+    path = address.file if address.file is not None else row.default_path
+    if path is None:
+        raise AppError.not_found("no default file")
+    pinned = f"/npm/{name}@{version}/{quote(path, safe='/')}"
+    if "sri" in query:
+        found = state.store.file("npm", name, version, path)
+        if found is None:
+            raise AppError.not_found()
+        return sri_answer(request, pinned, found)
+    if address.file is None:  # the default file: where it is, and why
+        reason = row.default_reason or ""
         headers = {
             **CROSS_ORIGIN,
             "Cache-Control": DEFAULT_FILE_CACHE,
-            "X-Default-File-Reason": row.default_reason or "",
+            "X-Default-File-Reason": reason,
         }
         return RedirectResponse(pinned + _query_suffix(request), status_code=302, headers=headers)
-    if "sri" in query:
-        found = state.store.file("npm", name, version, address.file)
-        if found is None:
-            raise AppError.not_found()
-        return sri_answer(request, f"/npm/{name}@{version}/{quote(address.file, safe='/')}", found)
-    return await serve_stored(request, state, ("npm", name, version), address.file)
+    return await serve_stored(request, state, ("npm", name, version), path)
 
 
-async def _esm(
-    request: Request, state: PackagesState, name: str, version: str, subpath: str
-) -> Response:
+async def _esm(request: Request, name: str, version: str, subpath: str) -> Response:
     """The package (or its subpath) as a built ES module (``packages.esm.modules``)."""
+    state = _state(request)
     url = module_url(name, version, subpath)
     for attempt in range(2):
         row = await state.modules.row(name, version, subpath)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -223,6 +224,18 @@ class Sources:
         _, old = self._entries.popitem(last=False)
         if old.body is not None:
             self.body_bytes -= len(old.body)
+
+
+async def identify_path(sources: Sources, path: str | Path) -> tuple[os.stat_result, Source]:
+    """The stat and version of the regular file at ``path``, for a caller that has no path gate's
+    stat (a stored package blob); 404 when it is missing or not a regular file."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        raise AppError.not_found() from None
+    if not stat.S_ISREG(info.st_mode):
+        raise AppError.not_found()
+    return info, await sources.identify(path, info)
 
 
 def _read_small(path: str | Path, limit: int) -> tuple[os.stat_result, str, bytes] | None:

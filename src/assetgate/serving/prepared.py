@@ -32,7 +32,7 @@ class Prepared:
     """
 
     etag: str
-    mtime: float
+    mtime: float | None  # None: no Last-Modified; If-Modified-Since is ignored (RFC 9110 §13.1.3)
     headers: Mapping[str, str]
     not_modified: HeaderBlock
     ok: HeaderBlock | None = None
@@ -41,7 +41,7 @@ class Prepared:
     def build(
         cls,
         etag: str,
-        mtime: float,
+        mtime: float | None,
         headers: Mapping[str, str],
         ok: Mapping[str, str] | None = None,
     ) -> Prepared:
@@ -59,10 +59,12 @@ class Prepared:
 
     def fresh_for(self, if_none_match: str | None, if_modified_since: str | None) -> bool:
         """``matches`` for validators already read from the headers (the hot lane's)."""
+        if self.mtime is None:
+            if_modified_since = None
         if if_none_match is None and if_modified_since is None:
             return False
         return is_not_modified(
-            if_none_match, if_modified_since, etag=self.etag, last_modified=self.mtime
+            if_none_match, if_modified_since, etag=self.etag, last_modified=self.mtime or 0.0
         )
 
 

@@ -7,7 +7,8 @@
 - large, or a ``Range`` request: Starlette's ``FileResponse``, which streams from a worker thread
   without blocking the loop and answers ranges, with the very same headers.
 
-The 304 is decided before any of this, from the prepared validators: no file is opened for it.
+The 304 is decided before any of this, from the prepared validators (``serving.answer``): no file
+is opened for it.
 """
 
 from __future__ import annotations
@@ -26,8 +27,6 @@ def send_file(
     request: Request, path: str | Path, info: os.stat_result, source: Source, prepared: Prepared
 ) -> Response:
     """``prepared.ok`` must carry Content-Type, Content-Length and ``Accept-Ranges: bytes``."""
-    if prepared.matches(request):
-        return BlockResponse(304, prepared.not_modified)
     assert prepared.ok is not None
     small = source.body is not None or source.size <= SMALL_FILE_BYTES
     if small and "range" not in request.headers:

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 from urllib.parse import quote
 
+from assetgate.errors import AppError
 from assetgate.web.params import long_names
 
 SIGNATURE_PARAM: Final = "s"
@@ -61,3 +62,18 @@ def verify(keys: Sequence[str], message: str, signature: str | None) -> bool:
     for key in keys:  # every key is tried, so timing does not tell which one matched
         matched |= hmac.compare_digest(sign(key, message).encode(), given)
     return matched
+
+
+def require_signature(
+    keys: Sequence[str],
+    path: str,
+    params: Iterable[tuple[str, str]],
+    signature: str | None,
+    aliases: Mapping[str, str],
+) -> None:
+    """403 naming ``s`` unless one of ``keys`` signed ``path`` with ``params``: checked before any
+    file is looked at, so an unsigned request learns nothing and costs nothing."""
+    if not verify(keys, canonical_message(path, params, aliases), signature):
+        raise AppError(
+            403, f"{SIGNATURE_PARAM}: missing or wrong URL signature", param=SIGNATURE_PARAM
+        )

@@ -1,0 +1,256 @@
+"""What the optimizer makes of a file it found: a ``serving.answer.Variant``.
+
+A CSS or JavaScript file goes to the CSS/JS floor (``minify.respond``); a public URL without any
+optimizer parameter is the file as it is (``optimizer.static``); anything else is an image
+variant: its key is the spec's canonical key and the negotiated format's bucket, its ETag covers
+the engine, the content fingerprint and that key, and its rendering is one job through the work
+gate (sniff 415, header limits 413, codecs 501, render) inside the result cache, which answers
+``X-Optimizer-Cache: HIT|MISS|BYPASS`` (docs/interfaces.md §2.3) beside ``Cache-Status``.
+
+With a bucket, an origin or several mounts, an image variant another node rendered is answered
+from the shared result store by the fingerprint that node shared, before the source is fetched
+(``shared_answer``); it names the variant exactly as ``image_variant`` does.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from typing import Final, Protocol
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Receive
+
+from assetgate.cache import Cache
+from assetgate.errors import AppError
+from assetgate.imaging.formats import MEDIA_TYPES
+from assetgate.minify.respond import AssetFloor, asset_variant, is_asset
+from assetgate.optimizer.plan import Limits, Negotiation
+from assetgate.optimizer.queries import Query
+from assetgate.optimizer.render import Job, Outcome, Probed, prepare, render
+from assetgate.optimizer.spec import ImageSpec
+from assetgate.optimizer.static import static_variant
+from assetgate.optimizer.watermarks import Watermarks
+from assetgate.resources import Resources
+from assetgate.serving.answer import AnyVariant, Rendering, Variant
+from assetgate.serving.files import Source
+from assetgate.serving.prepared import BlockResponse, Prepared
+from assetgate.web.cachestatus import HEADER as CACHE_STATUS
+from assetgate.web.cachestatus import VALUES as CACHE_VALUES
+from assetgate.web.cachestatus import CacheState
+from assetgate.web.caching import make_etag
+from assetgate.web.http import body_for
+from assetgate.web.paths import Located
+from assetgate.web.savings import savings_headers
+
+#: ``max_bytes`` (extension): ``met``, or ``exceeded`` when even the lowest quality is over.
+BUDGET_HEADER: Final = "X-Optimizer-Budget"
+_HIT: Final = {CACHE_STATUS: CACHE_VALUES["HIT"]}
+
+
+class Conditions(Protocol):
+    """What of the part's state decides a variant (``optimizer.routes.OptimizerState``)."""
+
+    @property
+    def engine(self) -> str: ...  # codec versions and encoder knobs: part of every image ETag
+    @property
+    def limits(self) -> Limits: ...
+    @property
+    def cors(self) -> Mapping[str, str]: ...
+    @property
+    def results(self) -> Cache[Outcome] | None: ...
+    @property
+    def auto_formats(self) -> tuple[str, ...]: ...
+    @property
+    def watermarks(self) -> Watermarks: ...
+
+
+def variant_for(
+    request: Request, res: Resources, conditions: Conditions, found: Located, query: Query
+) -> AnyVariant:
+    """What the request asks of the file ``found``; 413 for an image source over the limit."""
+    settings = res.settings
+    if is_asset(found.real):
+        floor = AssetFloor(res.asset_lane, res.assets, settings.asset_max_bytes)
+        headers = {**conditions.cors, "Cache-Control": settings.cache_control}
+        accept_encoding = request.headers.get("accept-encoding")
+        return asset_variant(
+            floor, found.real, found.stat.st_size, query.asset, accept_encoding, headers
+        )
+    if query.image is None:
+        return static_variant(
+            found.real, cache_control=settings.cache_control, cors=conditions.cors
+        )
+    if found.stat.st_size > settings.max_source_bytes:
+        raise AppError.too_large(
+            f"source file is over the limit of {settings.max_source_bytes} bytes"
+        )
+    return image_variant(request, res, conditions, found, query.image, query.cache_key)
+
+
+def image_variant(
+    request: Request,
+    res: Resources,
+    conditions: Conditions,
+    found: Located,
+    spec: ImageSpec,
+    cache_key: Hashable,
+) -> Variant[Outcome]:
+    negotiation, bucket = negotiate(request, conditions, spec)
+    key = (cache_key, bucket)
+    validators = functools.partial(
+        _image_validators, conditions, spec, res.settings.cache_control, key
+    )
+    work = _ImageWork(res, conditions, found, spec, negotiation, key)
+    headers = functools.partial(_outcome_headers, found.stat.st_size)
+    return Variant(key, validators, Rendering(work, _outcome_body, headers, conditions.results))
+
+
+async def shared_answer(
+    request: Request,
+    res: Resources,
+    conditions: Conditions,
+    name: str,
+    query: Query,
+    reserved: tuple[str, ...],
+) -> Response | None:
+    """An image variant another node rendered, answered from the result store by the fingerprint
+    it shared (``sources.mounts``), before this node fetches the source; None: the long way."""
+    spec, results = query.image, conditions.results
+    if spec is None or results is None or is_asset(name):
+        return None
+    version = await res.mounts.version(name, reserved=reserved)
+    if version is None or version.size > res.settings.max_source_bytes:
+        return None
+    key = (query.cache_key, negotiate(request, conditions, spec)[1])
+    etag = make_etag(conditions.engine, version.fingerprint, *key)
+    cache_control = res.settings.cache_control
+    headers = _image_headers(etag, version.last_modified, spec, cache_control, conditions)
+    prepared = Prepared.build(etag, version.mtime, {**headers, **_HIT})  # as serving.answer
+    if prepared.matches(request):
+        return BlockResponse(304, prepared.not_modified)
+    outcome = await results.find(etag)
+    if outcome is None or outcome.body is None:
+        return None
+    rendered = _rendered_headers(version.size, outcome, "HIT")
+    return Response(body_for(request, outcome.body), headers={**headers, **rendered, **_HIT})
+
+
+def negotiate(request: Request, conditions: Conditions, spec: ImageSpec) -> tuple[Negotiation, str]:
+    """The output format's negotiation and its bucket (a part of the ETag and the cache key): one
+    function, so a node answering from the result store names the variant as the node that
+    rendered it did (``ASSETGATE_AUTO_FORMATS`` included)."""
+    if spec.info:  # JSON whatever the client accepts: one variant
+        return Negotiation(webp=False), "info"
+    negotiation = Negotiation.from_accept(
+        request.headers.get("accept"), conditions.limits.decode.disabled, conditions.auto_formats
+    )
+    return negotiation, negotiation.bucket(spec.format)
+
+
+def _image_validators(
+    conditions: Conditions,
+    spec: ImageSpec,
+    cache_control: str,
+    key: tuple[object, ...],
+    source: Source,
+) -> Prepared:
+    etag = make_etag(conditions.engine, source.fingerprint, *key)
+    headers = _image_headers(etag, source.last_modified, spec, cache_control, conditions)
+    return Prepared.build(etag, source.mtime, headers)
+
+
+@dataclass(frozen=True, slots=True)
+class _ImageWork:
+    """One image variant's work, through the gate: the header decides what the render costs in
+    memory, so it goes through the door twice. The header of a version is read once; a later
+    render of the variant goes straight on."""
+
+    res: Resources
+    conditions: Conditions
+    found: Located
+    spec: ImageSpec
+    negotiation: Negotiation
+    key: Hashable
+
+    async def __call__(self, source: Source, receive: Receive) -> Outcome:
+        gate = self.res.gate
+        job = Job.from_settings(
+            self.res.settings,
+            path=self.found.path,
+            size=self.found.stat.st_size,
+            spec=self.spec,
+            negotiation=self.negotiation,
+            limits=self.conditions.limits,
+            watermarks=self.conditions.watermarks,
+        )
+        ready = source.recall(self.key, Probed)
+        if ready is not None:
+            ready = ready.at(job.path)
+        else:
+            probed = await gate.run(prepare, job, receive=receive)
+            if isinstance(probed, Outcome):
+                return probed
+            if probed.by_name:  # a small file's head (its bytes) is not kept twice
+                source.note(self.key, probed)
+            ready = probed
+        return await gate.run(render, job, ready, cost=ready.cost, receive=receive)
+
+
+def _image_headers(
+    etag: str, last_modified: str, spec: ImageSpec, cache_control: str, conditions: Conditions
+) -> dict[str, str]:
+    headers = {
+        **conditions.cors,
+        "ETag": etag,
+        "Last-Modified": last_modified,
+        "Cache-Control": cache_control,
+        "X-Content-Type-Options": "nosniff",
+    }
+    if spec.format is None and not spec.info:
+        headers["Vary"] = "Accept"
+    return headers
+
+
+def _outcome_body(outcome: Outcome) -> bytes | None:
+    return outcome.body
+
+
+def _outcome_headers(source_size: int, outcome: Outcome, cache_state: CacheState) -> dict[str, str]:
+    """What a rendering adds to the variant's shared headers; a pass-through (the file itself)
+    has no ``X-Optimizer-Cache`` (§2.3)."""
+    if outcome.body is None:
+        return {
+            "X-Output-Format": outcome.output,
+            "X-Original-Size": str(source_size),
+            "X-Optimizer-Status": "passthrough",
+            "Content-Type": MEDIA_TYPES[outcome.output],
+        }
+    return _rendered_headers(source_size, outcome, cache_state)
+
+
+def _rendered_headers(
+    source_size: int, outcome: Outcome, cache_state: CacheState
+) -> dict[str, str]:
+    """What a rendering adds to the variant's shared headers."""
+    assert outcome.body is not None
+    size = len(outcome.body)
+    if outcome.info:
+        return {
+            "X-Optimizer-Cache": cache_state,
+            "Content-Length": str(size),
+            "Content-Type": "application/json",
+        }
+    headers = {
+        "X-Output-Format": outcome.output,
+        "X-Optimizer-Cache": cache_state,
+        **savings_headers(source_size, size),
+        "Content-Length": str(size),
+        "Content-Type": MEDIA_TYPES[outcome.output],
+    }
+    if outcome.quality:  # max_bytes searched the quality (extension)
+        headers["X-Output-Quality"] = str(outcome.quality)
+        headers[BUDGET_HEADER] = "met" if outcome.budget_met else "exceeded"
+    return headers
