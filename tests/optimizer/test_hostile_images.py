@@ -8,23 +8,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
+from tests.errors import assert_json_error as assert_error
 from tests.imaging import factory as make
 
 pytestmark = pytest.mark.anyio
-
-
-def assert_error(response: httpx.Response, status: int, *fragments: str) -> None:
-    assert response.status_code == status, response.text
-    assert response.headers["content-type"] == "application/json"
-    body = response.json()
-    assert body["code"] == status
-    for fragment in fragments:
-        assert fragment in body["error"]
-    assert "Traceback" not in response.text
-    assert "/tmp" not in response.text
 
 
 @pytest.mark.parametrize(
