@@ -13,9 +13,17 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 from urllib.parse import unquote_plus
 
-from assetgate.errors import AppError
 from assetgate.imaging.formats import DEFAULT_QUALITY, OutputFormat
-from assetgate.web.params import read_bool, read_choice, read_flag, read_int, read_str
+from assetgate.web.params import (
+    read_bool,
+    read_choice,
+    read_flag,
+    read_int,
+    read_number,
+    read_str,
+    read_strength,
+    refuse_empty,
+)
 
 Gravity = Literal[
     "center", "north", "south", "east", "west", "northeast", "northwest", "southeast", "southwest"
@@ -66,8 +74,6 @@ RATIO_PATTERN = re.compile(rf"({_POSITIVE}):({_POSITIVE})")
 FOCUS_PATTERN = re.compile(rf"({SIDE}),({SIDE}),(?:({_COORD}),({_COORD})|({_UNIT}),({_UNIT}))")
 TINT_PATTERN = re.compile(r"[0-9a-fA-F]{6}")
 BACKGROUND_PATTERN = re.compile(r"[0-9a-fA-F]{6}(?:[0-9a-fA-F]{2})?")
-#: A decimal number as ``dpr`` takes it (its range is checked on the value).
-NUMBER_PATTERN = re.compile(r"[0-9]{1,2}(?:\.[0-9]{1,40})?")
 #: A configured name (watermarks, presets).
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
 FITS: Final[tuple[Fit, ...]] = ("inside", "cover", "fill", "pad")
@@ -112,14 +118,14 @@ class Param:
             table = {c: c for c in self.choices}
             return read_choice(query, self.name, table, alias=self.alias, default=self.default)
         if self.kind == "bool":
-            _refuse_empty(query, self.name, BOOL_EXPECTED)
+            refuse_empty(query, self.name, BOOL_EXPECTED)
             return read_bool(query, self.name, alias=self.alias, default=bool(self.default))
         if self.kind == "flag":
             return read_flag(query, self.name)
         if self.kind == "strength":
-            return _read_strength(query, self.name, self.low, self.high, self.on)
+            return read_strength(query, self.name, self.low, self.high, self.on)
         if self.kind == "number":
-            return _read_number(query, self.name, self.low, self.high)
+            return read_number(query, self.name, self.low, self.high)
         assert self.pattern is not None
         return read_str(
             query, self.name, min_len=1, max_len=self.max_len, pattern=re.compile(self.pattern),
@@ -368,7 +374,7 @@ def bare_switches(query_string: str) -> str:
     """``flip`` (no ``=``) -> ``flip=true``, as imgproxy and thumbor read a bare switch.
 
     The query mapping cannot tell ``?flip`` from ``?flip=`` (both are ``""``), so this runs on
-    the raw string; ``?flip=`` stays empty and is a 400 (``_refuse_empty``)."""
+    the raw string; ``?flip=`` stays empty and is a 400 (``web.params.refuse_empty``)."""
     if not query_string:
         return query_string
     pieces = query_string.split("&")
@@ -376,39 +382,3 @@ def bare_switches(query_string: str) -> str:
     if not bare:
         return query_string
     return "&".join(f"{p}=true" if p in bare else p for p in pieces)
-
-
-def _refuse_empty(query: Mapping[str, str], name: str, expected: str) -> None:
-    """``?flip=`` is a question without an answer: a 400, not a silent ``false``."""
-    raw = query.get(name)
-    if raw is not None and not raw.strip():
-        raise AppError.bad_param(name, expected, raw)
-
-
-def _read_strength(query: Mapping[str, str], name: str, low: int, high: int, on: int) -> int:
-    raw = query.get(name)
-    if raw is None:
-        return 0
-    expected = f"true, false or an integer {low}..{high} (the bare name means true)"
-    _refuse_empty(query, name, expected)
-    lowered = raw.strip().lower()
-    if lowered in ("true", "yes", "on"):
-        return on
-    if lowered in ("false", "no", "off"):
-        return 0
-    try:
-        value = read_int(query, name, low=low, high=high)
-    except AppError:
-        raise AppError.bad_param(name, expected, raw) from None
-    assert value is not None
-    return value
-
-
-def _read_number(query: Mapping[str, str], name: str, low: int, high: int) -> float | None:
-    raw = query.get(name)
-    if raw is None:
-        return None
-    text = raw.strip()
-    if not NUMBER_PATTERN.fullmatch(text) or not low <= float(text) <= high:
-        raise AppError.bad_param(name, f"a number {low}..{high} (decimals allowed)", raw)
-    return float(text)

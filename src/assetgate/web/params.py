@@ -18,6 +18,7 @@ T = TypeVar("T")
 _INT = re.compile(r"[+-]?[0-9]{1,10}")  # every bound of the tables fits in 10 digits
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off", ""})
+_NUMBER = re.compile(r"[0-9]{1,2}(?:\.[0-9]{1,40})?")
 
 
 def raw_value(query: Mapping[str, str], name: str, alias: str | None = None) -> str | None:
@@ -136,3 +137,41 @@ def long_names(query: Mapping[str, str], aliases: Mapping[str, str]) -> dict[str
         elif long not in query:
             named[long] = value
     return named
+
+
+def refuse_empty(query: Mapping[str, str], name: str, expected: str) -> None:
+    """``?flip=`` is a question without an answer: a 400, not a silent ``false``."""
+    raw = query.get(name)
+    if raw is not None and not raw.strip():
+        raise AppError.bad_param(name, expected, raw)
+
+
+def read_strength(query: Mapping[str, str], name: str, low: int, high: int, on: int) -> int:
+    """A switch with a strength: ``true`` is ``on``, ``false`` 0, else an integer low..high."""
+    raw = query.get(name)
+    if raw is None:
+        return 0
+    expected = f"true, false or an integer {low}..{high} (the bare name means true)"
+    refuse_empty(query, name, expected)
+    lowered = raw.strip().lower()
+    if lowered in ("true", "yes", "on"):
+        return on
+    if lowered in ("false", "no", "off"):
+        return 0
+    try:
+        value = read_int(query, name, low=low, high=high)
+    except AppError:
+        raise AppError.bad_param(name, expected, raw) from None
+    assert value is not None
+    return value
+
+
+def read_number(query: Mapping[str, str], name: str, low: int, high: int) -> float | None:
+    """A small decimal (two integer digits, as ``dpr`` takes it), its range checked on the value."""
+    raw = query.get(name)
+    if raw is None:
+        return None
+    text = raw.strip()
+    if not _NUMBER.fullmatch(text) or not low <= float(text) <= high:
+        raise AppError.bad_param(name, f"a number {low}..{high} (decimals allowed)", raw)
+    return float(text)
