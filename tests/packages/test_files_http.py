@@ -443,3 +443,8 @@ async def test_folder_below_the_root_is_an_escaped_html_list(
     assert "&lt;b&gt;&amp;.js" in text
     assert "<b>" not in text
     assert "c.js" not in text
+    head = await npm.head("/npm/folder@1.0.0/dist/")  # the GET's headers, Content-Length too
+    assert head.status_code == 200
+    assert head.content == b""
+    assert head.headers["content-length"] == response.headers["content-length"]
+    assert head.headers["content-length"] == str(len(response.content))

@@ -41,7 +41,6 @@ from assetgate.web.cachestatus import HEADER as CACHE_STATUS
 from assetgate.web.cachestatus import VALUES as CACHE_VALUES
 from assetgate.web.cachestatus import CacheState
 from assetgate.web.caching import make_etag
-from assetgate.web.http import body_for
 from assetgate.web.paths import Located
 from assetgate.web.savings import savings_headers
 
@@ -135,7 +134,7 @@ async def shared_answer(
     if outcome is None or outcome.body is None:
         return None
     rendered = _rendered_headers(version.size, outcome, "HIT")
-    return Response(body_for(request, outcome.body), headers={**headers, **rendered, **_HIT})
+    return Response(outcome.body, headers={**headers, **rendered, **_HIT})
 
 
 def negotiate(request: Request, conditions: Conditions, spec: ImageSpec) -> tuple[Negotiation, str]:

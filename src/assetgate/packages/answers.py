@@ -36,27 +36,23 @@ from assetgate.resources import resources
 from assetgate.serving.answer import AnyVariant, Variant, Version, answer
 from assetgate.serving.files import Source, identify_path
 from assetgate.serving.prepared import Prepared
-from assetgate.web.http import body_for
 
 ASSET_QUERY: Final = ("min", "compress", "safe")
 ASSET_SUFFIXES: Final = (".css", ".js", ".mjs")
 MINIFIED_NAME: Final = re.compile(r"^(?P<stem>.+)\.min\.(?P<ext>js|css)$")
 
 
-def json_answer(request: Request, body: object, headers: Mapping[str, str]) -> Response:
-    response = JSONResponse(body, headers=dict(headers))
-    if request.method == "HEAD":
-        response.body = b""  # Content-Length stays the GET's
-    return response
+def json_answer(body: object, headers: Mapping[str, str]) -> Response:
+    return JSONResponse(body, headers=dict(headers))
 
 
-def sri_answer(request: Request, pinned: str, found: FileRow) -> Response:
+def sri_answer(pinned: str, found: FileRow) -> Response:
     headers = {**CROSS_ORIGIN, "Cache-Control": PINNED_CACHE}
-    return json_answer(request, make_sri_body(pinned, found), headers)
+    return json_answer(make_sri_body(pinned, found), headers)
 
 
 def folder_answer(
-    request: Request, rows: list[FileRow], name: str, version: str, folder: str, *, listing: bool
+    rows: list[FileRow], name: str, version: str, folder: str, *, listing: bool
 ) -> Response:
     """A folder of a version: unpkg's ``?meta`` JSON listing, or a plain HTML list below the root
     (names escaped, no script at all); ``rows``: every file of the version."""
@@ -67,10 +63,10 @@ def folder_answer(
         raise AppError.not_found()
     if listing:
         headers = {**CROSS_ORIGIN, "Cache-Control": PINNED_CACHE}
-        return json_answer(request, make_listing(name, version, prefix, rows), headers)
+        return json_answer(make_listing(name, version, prefix, rows), headers)
     headers = {**CROSS_ORIGIN, "Cache-Control": PINNED_CACHE, "Content-Security-Policy": FOLDER_CSP}
     html = make_folder_html(name, version, prefix, rows)
-    return Response(body_for(request, html), media_type="text/html; charset=utf-8", headers=headers)
+    return Response(html, media_type="text/html; charset=utf-8", headers=headers)
 
 
 async def file_answer(

@@ -213,7 +213,7 @@ async def _package(request: Request, address: PackageAddress) -> Response:
     if address.directory or (address.file is None and "meta" in query):
         rows = state.store.files("npm", name, version)
         listing = "meta" in query
-        return folder_answer(request, rows, name, version, address.file or "", listing=listing)
+        return folder_answer(rows, name, version, address.file or "", listing=listing)
     path = address.file if address.file is not None else row.default_path
     if path is None:
         raise AppError.not_found("no default file")
@@ -222,7 +222,7 @@ async def _package(request: Request, address: PackageAddress) -> Response:
         found = state.store.file("npm", name, version, path)
         if found is None:
             raise AppError.not_found()
-        return sri_answer(request, pinned, found)
+        return sri_answer(pinned, found)
     if address.file is None:  # the default file: where it is, and why
         reason = row.default_reason or ""
         headers = {
@@ -241,7 +241,7 @@ async def _esm(request: Request, name: str, version: str, subpath: str) -> Respo
     for attempt in range(2):
         row = await state.modules.row(name, version, subpath)
         if "sri" in request.query_params:
-            return sri_answer(request, url, row)
+            return sri_answer(url, row)
         try:
             return await file_answer(request, state, ("esm", name, version), row)
         except Vanished:
@@ -266,7 +266,7 @@ async def importmap(request: Request) -> Response:
     body = make_import_map(base, top, graph, users)
     pinned = all(is_exact(w.spec) for w in wanted)
     headers = {**CROSS_ORIGIN, "Cache-Control": DEFAULT_FILE_CACHE if pinned else ALIAS_CACHE}
-    response = json_answer(request, body, headers)
+    response = json_answer(body, headers)
     response.headers["Content-Type"] = "application/importmap+json"
     return response
 
@@ -281,7 +281,7 @@ async def _library_file(request: Request, address: LibraryAddress) -> Response:
             # Stored unverified (the catalog gave no hash): no integrity is published for it.
             raise AppError.not_found("no integrity: the library catalog publishes none for it")
         pinned = f"/npm/lib/{address.name}@{address.version}/{quote(address.file, safe='/')}"
-        return sri_answer(request, pinned, found)
+        return sri_answer(pinned, found)
     return await serve_stored(request, state, ("lib", address.name, address.version), address.file)
 
 

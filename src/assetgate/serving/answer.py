@@ -38,7 +38,6 @@ from assetgate.serving.hotlane import BodyOf, Offer, file_body
 from assetgate.serving.prepared import BlockResponse, HeaderBlock, Prepared
 from assetgate.serving.sendfile import send_file
 from assetgate.web.cachestatus import HEADER, VALUES, CacheState
-from assetgate.web.http import body_for
 
 T = TypeVar("T")
 
@@ -108,7 +107,7 @@ async def answer(request: Request, version: Version, variant: Variant[T]) -> Res
     if prepared.ok is not None:  # rendered and kept here
         body = held(source, prepared)
         if body is not None:
-            return BlockResponse(200, prepared.ok, body_for(request, body))
+            return BlockResponse(200, prepared.ok, body)
     make = functools.partial(rendering.make, source, request.receive)
     cache = rendering.cache
     state: CacheState
@@ -125,7 +124,7 @@ async def answer(request: Request, version: Version, variant: Variant[T]) -> Res
     if state != "BYPASS":  # the next request for this variant is a header-block copy
         kept = {**rendering.headers(result, "HIT"), **_HIT_HEADER}
         source.keep(variant.key, prepared.with_ok(kept))
-    return Response(body_for(request, body), headers=headers)
+    return Response(body, headers=headers)
 
 
 def _prepare(variant: Variant[T], source: Source) -> Prepared:

@@ -5,7 +5,7 @@ each endpoint), so a wrong method is the part's own JSON 405 carrying ``Allow`` 
 fall-through to the optimizer's catch-all as a file lookup). An ``OPTIONS`` request on a read-only
 interface is a CORS preflight (``preflight``). A ``HEAD`` answer is the GET's with its body
 dropped on the way out (RFC 9110 §9.3.2), so its headers, Content-Length included, are the GET's
-whatever the endpoint built; ``body_for`` only lets an endpoint skip making a body nobody reads.
+whatever the endpoint built.
 Conditional requests live in ``web.caching``, media types in ``web.mediatypes``.
 """
 
@@ -48,10 +48,6 @@ def preflight(request: Request, allowed: Sequence[str], *, headers: Mapping[str,
             "Access-Control-Max-Age": str(PREFLIGHT_MAX_AGE_S),
         },
     )
-
-
-def body_for(request: Request, body: bytes) -> bytes:
-    return b"" if request.method == "HEAD" else body
 
 
 #: Messages that carry a body: dropped for HEAD, the last one sent empty.
