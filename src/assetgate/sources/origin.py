@@ -20,7 +20,7 @@ import httpx
 from assetgate.errors import AppError
 from assetgate.sources import guard
 from assetgate.sources.locations import Origin
-from assetgate.sources.remote import Sink, Validators, failed, timed_out, too_large
+from assetgate.sources.remote import Sink, Validators, copy_capped, failed, timed_out, too_large
 
 log = logging.getLogger("assetgate.sources")
 
@@ -102,12 +102,7 @@ class OriginSource:
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > max_bytes:
             raise too_large(max_bytes)
-        total = 0
-        async for chunk in response.aiter_bytes(CHUNK_BYTES):
-            total += len(chunk)
-            if total > max_bytes:
-                raise too_large(max_bytes)
-            await sink.write(chunk)
+        await copy_capped(response.aiter_bytes(CHUNK_BYTES), sink, max_bytes)
         return Validators(response.headers.get("etag"), response.headers.get("last-modified"))
 
     async def _open(self, path: str, headers: dict[str, str]) -> httpx.Response:

@@ -10,6 +10,7 @@ source refused or failed -> 502, it did not answer in time -> 504.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -42,6 +43,19 @@ class Remote(Protocol):
 
 def too_large(max_bytes: int) -> AppError:
     return AppError.too_large(f"source file is over the limit of {max_bytes} bytes")
+
+
+async def copy_capped(
+    chunks: AsyncIterable[bytes | memoryview], sink: Sink, max_bytes: int
+) -> None:
+    """Every backend's body into ``sink``, counted as it streams: one byte over ``max_bytes`` is
+    the 413 at once, the rest never read (the declared size is not trusted)."""
+    total = 0
+    async for chunk in chunks:
+        total += len(chunk)
+        if total > max_bytes:
+            raise too_large(max_bytes)
+        await sink.write(chunk)
 
 
 def failed(name: str, why: str) -> AppError:

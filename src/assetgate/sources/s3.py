@@ -18,7 +18,7 @@ from obstore.exceptions import NotModifiedError, PermissionDeniedError, Unauthen
 from obstore.store import S3Store
 
 from assetgate.errors import AppError
-from assetgate.sources.remote import Sink, Validators, failed, timed_out, too_large
+from assetgate.sources.remote import Sink, Validators, copy_capped, failed, timed_out, too_large
 
 log = logging.getLogger("assetgate.sources")
 
@@ -55,12 +55,7 @@ class BucketSource:
                 meta = found.meta
                 if meta["size"] > max_bytes:
                     raise too_large(max_bytes)
-                total = 0
-                async for chunk in found.stream(CHUNK_BYTES):
-                    total += len(chunk)
-                    if total > max_bytes:
-                        raise too_large(max_bytes)
-                    await sink.write(chunk)
+                await copy_capped(found.stream(CHUNK_BYTES), sink, max_bytes)
         except AppError:
             raise
         except NotModifiedError:
