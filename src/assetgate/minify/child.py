@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import struct
 import sys
-from typing import BinaryIO, Final
+from typing import IO, BinaryIO, Final
 
 from assetgate.minify.render import transform_bytes
 from assetgate.minify.spec import AssetKind, AssetPlan, Transform
@@ -31,7 +31,7 @@ OK: Final = b"o"
 REFUSED: Final = b"e"
 
 
-def read_exactly(stream: BinaryIO, size: int) -> bytes | None:
+def read_exactly(stream: IO[bytes], size: int) -> bytes | None:
     """``size`` bytes, or None at end of input."""
     chunks: list[bytes] = []
     left = size

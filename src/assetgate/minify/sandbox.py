@@ -19,10 +19,10 @@ import contextlib
 import subprocess
 import sys
 import threading
-from typing import IO, Final
+from typing import Final
 
 from assetgate.cpu import stop as stopping
-from assetgate.minify.child import CODES, HEADER, OK
+from assetgate.minify.child import CODES, HEADER, OK, read_exactly
 from assetgate.minify.minifiers import MinifyError
 from assetgate.minify.spec import AssetPlan
 
@@ -67,23 +67,12 @@ class _Child:
             stdin.flush()
         except (BrokenPipeError, ValueError):
             return None
-        head = _read(stdout, HEADER.size)
+        head = read_exactly(stdout, HEADER.size)
         if head is None:
             return None
         status, size = HEADER.unpack(head)
-        payload = _read(stdout, size)
+        payload = read_exactly(stdout, size)
         return None if payload is None else (status, payload)
-
-
-def _read(stream: IO[bytes], size: int) -> bytes | None:
-    chunks: list[bytes] = []
-    while size > 0:
-        chunk = stream.read(size)
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        size -= len(chunk)
-    return b"".join(chunks)
 
 
 class Sandbox:
