@@ -157,7 +157,7 @@ async def run(rounds: int, tmp: Path) -> dict[str, list[float]]:
             async with App(settings("s3://bench/img", "a", **shared)) as node_a:
                 for index in range(rounds):  # node A renders what node B will be asked for
                     await timed(node_a, f"/p{index}.jpg?width=700&format=jpeg", "MISS")
-                await until_stored(weed.store("bench"), 2 * rounds)  # results + fingerprints
+                await until_stored(weed.store("bench"), 3 * rounds)  # results+aliases+fingerprints
             floor = Floor(weed.store("bench"))
             async with App(settings("s3://bench/img", "b", **shared)) as node_b:
                 for index in range(rounds):  # beside each: a cold render (a new width) locally
