@@ -146,7 +146,7 @@ class SourceCache:
         return await asyncio.shield(flight)
 
     async def _refresh(self, remote: Remote, key: str, ident: str, max_bytes: int) -> Located:
-        entry = self._entries.get(ident) or await asyncio.to_thread(self._recall, ident)
+        entry = self._entries.get(ident) or self._recall(ident)  # a miss: one failed open
         final = self._path(ident)
         tmp = self.root / "tmp" / f"{uuid.uuid4().hex}.part"
         tmp.parent.mkdir(parents=True, exist_ok=True)
@@ -215,7 +215,9 @@ class SourceCache:
         return self.root / ident[:2] / ident
 
     def _recall(self, ident: str) -> Entry | None:
-        """A copy a previous run left, with its validators: revalidated, not fetched again."""
+        """A copy a previous run left, with its validators: revalidated, not fetched again. On the
+        event loop: a small ``.meta`` file, and for a copy never fetched one failed ``open``,
+        cost less than a worker thread's round trip (which waits when renders hold the threads)."""
         path = self._path(ident)
         try:
             meta = json.loads(path.with_suffix(".meta").read_text())
