@@ -29,13 +29,13 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from pathlib import Path
-from typing import BinaryIO, Final
+from typing import Final
 
 import anyio.to_thread
 
 from assetgate.errors import AppError
 from assetgate.operations.metrics import Metrics
-from assetgate.serving.files import new_fingerprint
+from assetgate.serving.files import Fingerprint
 from assetgate.sources.remote import Remote, Validators
 from assetgate.web.paths import Located
 
@@ -43,7 +43,6 @@ log = logging.getLogger("assetgate.sources")
 
 _SUFFIX: Final = re.compile(r"[a-z0-9]{1,8}")
 RETRY_S: Final = 5.0  # a failing source is asked again after this long while a copy is served
-INLINE_BYTES: Final = 256 * 1024  # smaller chunks are hashed and written on the event loop
 
 
 @dataclass(slots=True)
@@ -57,22 +56,39 @@ class Entry:
 
 
 class _HashingFile:
-    """Writes a copy and hashes it on the way (on a worker thread for large chunks, while the
-    next chunk arrives), so the copy is never read again to be fingerprinted."""
+    """Writes a copy and hashes it on the way, so the copy is never read again to be fingerprinted
+    and the disk never holds up the network: each chunk is hashed on the event loop (BLAKE3, ~0.1
+    ms per 512 KB) and written at its offset by a worker thread while the next chunk arrives."""
 
-    def __init__(self, handle: BinaryIO) -> None:
-        self.handle = handle
-        self.digest = new_fingerprint()
-
-    def _take(self, chunk: bytes | memoryview) -> None:
-        self.digest.update(chunk)
-        self.handle.write(chunk)
+    def __init__(self, path: Path) -> None:
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        self.digest = Fingerprint()
+        self.size = 0
+        self._writes: list[asyncio.Task[None]] = []
 
     async def write(self, chunk: bytes | memoryview) -> None:
-        if len(chunk) < INLINE_BYTES:
-            self._take(chunk)
-        else:
-            await anyio.to_thread.run_sync(self._take, chunk)
+        self.digest.update(chunk)
+        offset, self.size = self.size, self.size + len(chunk)
+        write = anyio.to_thread.run_sync(_write_at, self.fd, chunk, offset)
+        self._writes.append(asyncio.get_running_loop().create_task(write))
+
+    async def close(self) -> None:
+        """Wait for every write, then close the file. A write's thread is never abandoned (a
+        cancelled wait still waits for it), so none meets a closed or reused descriptor."""
+        try:
+            done = await asyncio.gather(*self._writes, return_exceptions=True)
+        finally:
+            os.close(self.fd)
+        for outcome in done:
+            if isinstance(outcome, BaseException):
+                raise outcome
+
+
+def _write_at(fd: int, chunk: bytes | memoryview, offset: int) -> None:
+    view = memoryview(chunk)
+    while view:
+        written = os.pwrite(fd, view, offset)
+        view, offset = view[written:], offset + written
 
 
 class SourceCache:
@@ -130,15 +146,17 @@ class SourceCache:
         return await asyncio.shield(flight)
 
     async def _refresh(self, remote: Remote, key: str, ident: str, max_bytes: int) -> Located:
-        entry = self._entries.get(ident) or await asyncio.to_thread(self._recall, ident)
+        entry = self._entries.get(ident) or self._recall(ident)  # a miss: one failed open
         final = self._path(ident)
         tmp = self.root / "tmp" / f"{uuid.uuid4().hex}.part"
         tmp.parent.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
         try:
-            with tmp.open("wb") as handle:
-                sink = _HashingFile(handle)
+            sink = _HashingFile(tmp)
+            try:
                 got = await remote.fetch(key, entry.validators if entry else None, sink, max_bytes)
+            finally:
+                await sink.close()
         except AppError as exc:
             tmp.unlink(missing_ok=True)
             self._fetched(remote, started, 0, error=str(exc.status))
@@ -158,7 +176,7 @@ class SourceCache:
             entry.checked = now
             return self._held(ident, entry)
         assert got is not None
-        size = tmp.stat().st_size
+        size = sink.size
         _date_from(tmp, got.last_modified)
         final.parent.mkdir(parents=True, exist_ok=True)
         os.replace(tmp, final)
@@ -197,7 +215,9 @@ class SourceCache:
         return self.root / ident[:2] / ident
 
     def _recall(self, ident: str) -> Entry | None:
-        """A copy a previous run left, with its validators: revalidated, not fetched again."""
+        """A copy a previous run left, with its validators: revalidated, not fetched again. On the
+        event loop: a small ``.meta`` file, and for a copy never fetched one failed ``open``,
+        cost less than a worker thread's round trip (which waits when renders hold the threads)."""
         path = self._path(ident)
         try:
             meta = json.loads(path.with_suffix(".meta").read_text())

@@ -1,0 +1,54 @@
+"""The source cache's copy writer: hashed on the event loop, written at offsets by threads."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+
+from assetgate.serving.files import fingerprint_bytes
+from assetgate.sources.cache import _HashingFile
+
+pytestmark = pytest.mark.anyio
+
+PIECE = 512 * 1024
+
+
+async def test_a_copy_is_written_whole_and_hashed_while_it_streams(tmp_path: Path) -> None:
+    data = os.urandom(3 * 1024 * 1024 + 5)
+    sink = _HashingFile(tmp_path / "copy")
+    for start in range(0, len(data), PIECE):
+        await sink.write(memoryview(data)[start : start + PIECE])
+    await sink.close()
+    assert (tmp_path / "copy").read_bytes() == data
+    assert sink.size == len(data)
+    assert sink.digest.hexdigest() == fingerprint_bytes(data)
+
+
+async def test_a_cancelled_copy_never_writes_after_its_file_is_closed(tmp_path: Path) -> None:
+    # A client hanging up cancels the fetch while worker threads still write: closing the
+    # descriptor under them would lose bytes (EBADF) or, once its number is reused, write into
+    # another file. A cancelled close returns once no write is running; each piece is on disk
+    # whole or not at all, and a file opened next (the freed descriptor number) stays untouched.
+    data = os.urandom(24 * 1024 * 1024)
+    sink = _HashingFile(tmp_path / "copy")
+    for start in range(0, len(data), PIECE):
+        await sink.write(memoryview(data)[start : start + PIECE])
+    await asyncio.sleep(0.002)  # some writes running, some not started
+    closing = asyncio.get_running_loop().create_task(sink.close())
+    await asyncio.sleep(0)
+    closing.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await closing
+    other = os.open(tmp_path / "other", os.O_RDWR | os.O_CREAT)
+    try:
+        await asyncio.sleep(0.2)
+        assert os.fstat(other).st_size == 0
+    finally:
+        os.close(other)
+    copy = (tmp_path / "copy").read_bytes().ljust(len(data), b"\0")
+    pieces = [(copy[at : at + PIECE], data[at : at + PIECE]) for at in range(0, len(data), PIECE)]
+    assert all(got in (want, bytes(len(want))) for got, want in pieces)
+    assert any(got == want for got, want in pieces)
