@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +13,9 @@ import obstore
 import pytest
 import redis.asyncio
 
+from assetgate.cache.layer import PREFETCH_TASK
 from assetgate.optimizer.signed import sign_url
+from assetgate.serving.files import fingerprint_bytes
 from assetgate.settings import Settings
 from tests.conftest import RedisServer, app_client
 from tests.sources.images import BLUE, RED, near, pixel, quadrant_bmp, size_of, solid_bmp
@@ -116,7 +119,7 @@ async def test_a_node_answers_what_another_rendered_from_the_result_store(
         made = await a.get(url)
         assert made.status_code == 200
         assert made.headers["x-optimizer-cache"] == "MISS"
-        await _until_stored(weed, bucket)
+        await _until_stored(weed, bucket, 3)  # the variant, its alias, the fingerprint
         shared = await b.get(url)
         assert shared.status_code == 200, shared.text
         assert shared.headers["x-optimizer-cache"] == "HIT"
@@ -124,12 +127,24 @@ async def test_a_node_answers_what_another_rendered_from_the_result_store(
         assert shared.content == made.content
         metrics = (await b.get("/metrics")).text
         assert metric(metrics, "assetgate_cache_requests_total", cache="images", result="miss") == 0
+        # one read of the result store: the variant's alias, read beside the fingerprint
         assert metric(metrics, "assetgate_result_store_requests_total", result="hit") == 1
+        assert metric(metrics, "assetgate_result_store_requests_total", result="miss") == 0
         # node B never fetched the source: A shared its fingerprint
         assert metric(metrics, "assetgate_source_fetch_bytes_total", source="/") == 0
         assert metric(metrics, "assetgate_source_cache_requests_total", result="miss") == 0
+        held = await b.get(url)  # from memory: no store read started
+        assert held.headers["x-optimizer-cache"] == "HIT"
+        assert held.content == made.content
         conditional = await b.get(url, headers={"If-None-Match": made.headers["etag"]})
         assert conditional.status_code == 304
+        unknown = await b.get(url.replace("40", "41"), headers={"If-None-Match": '"other"'})
+        assert unknown.status_code == 200  # conditional: no alias read, the long way
+        metrics = (await b.get("/metrics")).text
+        assert metric(metrics, "assetgate_result_store_requests_total", result="hit") == 1
+        # the variant's key, missed by the shared answer and the render's lookup; no alias read
+        assert metric(metrics, "assetgate_result_store_requests_total", result="miss") == 2
+        assert _prefetches() == []  # no read left running
         other = await b.get("/a.bmp?width=30&format=png")  # not rendered anywhere: B renders
         assert other.status_code == 200
         assert other.headers["x-optimizer-cache"] == "MISS"
@@ -138,6 +153,10 @@ async def test_a_node_answers_what_another_rendered_from_the_result_store(
         assert ready.status_code == 200
         assert ready.json()["checks"]["result_store"] == "ok"
         assert ready.json()["checks"]["source /"] == "ok"
+
+
+def _prefetches() -> list[asyncio.Task[object]]:
+    return [task for task in asyncio.all_tasks() if task.get_name() == PREFETCH_TASK]
 
 
 async def _until_stored(weed: Seaweed, bucket: str, count: int = 1) -> None:
@@ -160,16 +179,55 @@ async def test_a_damaged_stored_result_is_a_miss(
     async with app_client(node("a", **store)) as a:
         made = await a.get(url)
         assert made.status_code == 200
-    await _until_stored(weed, bucket, count=2)
+    await _until_stored(weed, bucket, count=3)
     listed = await obstore.list(weed.store(bucket), prefix="results/").collect_async()
-    key = next(item["path"] for item in listed if "/sources/" not in item["path"])
-    whole = bytes(await (await obstore.get_async(weed.store(bucket), key)).bytes_async())
-    weed.put(bucket, key, whole[: len(whole) // 2])  # short: length and digest disagree
+    damaged = [item["path"] for item in listed if "/sources/" not in item["path"]]
+    assert len(damaged) == 2  # the variant and its alias
+    for key in damaged:
+        whole = bytes(await (await obstore.get_async(weed.store(bucket), key)).bytes_async())
+        weed.put(bucket, key, whole[: len(whole) // 2])  # short: length and digest disagree
     async with app_client(node("b", **store)) as b:
         answer = await b.get(url)
         assert answer.status_code == 200
         assert answer.headers["x-optimizer-cache"] == "MISS"
         assert answer.content == made.content
+
+
+async def test_an_alias_left_from_an_older_version_is_never_served(
+    node: Callable[..., Settings], weed: Seaweed, bucket: str
+) -> None:
+    """The object is rewritten (same size) and node A shares the new version's fingerprint
+    without rendering the variant again: its alias still holds the old version's ETag and
+    pixels. Node B renders the new version."""
+    weed.put(bucket, "img/a.bmp", quadrant_bmp())
+    store = {"result_store": f"s3://{bucket}/results"}
+    url = "/a.bmp?width=40&format=png"
+    async with app_client(node("a", source_ttl_s=0, **store)) as a:
+        old = await a.get(url)
+        assert near(pixel(old.content, 4, 4), RED)
+        await _until_stored(weed, bucket, 3)
+        weed.put(bucket, "img/a.bmp", solid_bmp(BLUE))
+        other = await a.get("/a.bmp?width=30&format=png")  # fetches the new version, shares it
+        assert near(pixel(other.content, 4, 4), BLUE)
+        await _until_shared(weed, bucket, fingerprint_bytes(solid_bmp(BLUE)))
+    async with app_client(node("b", **store)) as b:
+        answer = await b.get(url)
+    assert answer.status_code == 200
+    assert answer.headers["x-optimizer-cache"] == "MISS"
+    assert answer.headers["etag"] != old.headers["etag"]
+    assert near(pixel(answer.content, 4, 4), BLUE)
+
+
+async def _until_shared(weed: Seaweed, bucket: str, fingerprint: str) -> None:
+    """Node A's index entry for the object names ``fingerprint``."""
+    store = weed.store(bucket)
+    for _ in range(200):
+        for item in await obstore.list(store, prefix="results/sources/").collect_async():
+            entry = await (await obstore.get_async(store, item["path"])).bytes_async()
+            if json.loads(bytes(entry))["fingerprint"] == fingerprint:
+                return
+        await asyncio.sleep(0.05)
+    raise AssertionError("node A never shared the new version's fingerprint")
 
 
 async def test_wrong_credentials_are_a_502_naming_the_source_and_nothing_else(
@@ -232,7 +290,7 @@ async def test_with_redis_the_shared_fingerprint_is_read_from_redis(
     async with app_client(node("a", **shared)) as a:
         made = await a.get(url)
         assert made.headers["x-optimizer-cache"] == "MISS"
-        await _until_stored(weed, bucket, count=2)
+        await _until_stored(weed, bucket, count=3)
     store = weed.store(bucket)
     listed = await obstore.list(store, prefix="results/sources/").collect_async()
     assert len(listed) == 1
@@ -299,7 +357,7 @@ async def test_a_node_names_a_negotiated_avif_as_the_node_that_rendered_it(
         assert made.headers["content-type"] == "image/avif"
         webp = await a.get(url, headers={"Accept": "image/webp,*/*;q=0.8"})  # both in the store
         assert webp.headers["content-type"] == "image/webp"
-        await _until_stored(weed, bucket, 2)
+        await _until_stored(weed, bucket, 5)  # two variants, their aliases, the fingerprint
         shared = await b.get(url, headers=accept)
         assert shared.status_code == 200, shared.text
         assert shared.headers["content-type"] == "image/avif"

@@ -1,7 +1,8 @@
 """The bytes of a stored entry: a header (magic, expiry, length, BLAKE2b digest) and the payload.
 
 Disk and Redis keep the same form, so a truncated file, a torn write or a foreign value under our
-key is recognised and treated as a miss, never served.
+key is recognised and treated as a miss, never served. An alias (``Cache.share_as``) is an entry
+too: its payload is the content key it stands for, then that key's payload (``with_key``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Final
 
 MAGIC: Final = b"AGC1"
 HEADER: Final = struct.Struct("<4sdQ16s")  # magic, expires_at (epoch s, 0 = never), length, digest
+KEY_LENGTH: Final = struct.Struct("<H")
 
 
 def pack(payload: bytes, expires_at: float) -> bytes:
@@ -32,3 +34,24 @@ def unpack(data: bytes, now: float) -> tuple[float, bytes] | None:
     if expires_at and expires_at <= now:
         return None
     return expires_at, payload
+
+
+def with_key(key: str, payload: bytes) -> bytes:
+    """An alias's payload: the content key it stands for (length-prefixed), then its payload."""
+    named = key.encode()
+    return KEY_LENGTH.pack(len(named)) + named + payload
+
+
+def split_key(payload: bytes) -> tuple[str, bytes] | None:
+    """(content key, its payload) of an alias's payload; None when it is not one."""
+    if len(payload) < KEY_LENGTH.size:
+        return None
+    (length,) = KEY_LENGTH.unpack_from(payload)
+    end = KEY_LENGTH.size + length
+    if len(payload) < end:
+        return None
+    try:
+        key = payload[KEY_LENGTH.size : end].decode()
+    except UnicodeDecodeError:
+        return None
+    return key, payload[end:]

@@ -5,6 +5,14 @@ S3 bucket every node reads: ``cache.objects``); a hit in a lower tier is copied 
 result store runs in the background and never delays the answer.
 A miss is computed once however many requests ask for the same key at the same time.
 
+A value can have a second name in the result store, an alias a reader knows before the content
+key (the optimizer's "by source" name of a variant: docs/sources.md). ``share_as`` writes it (in
+the background, the store tier only); ``prefetch`` starts its read before the caller has the key,
+and ``find(key, early=…)`` serves it only when the key it was stored under is ``key``: a reader
+that has to learn the key first (node B reads the source's shared fingerprint) reads both at
+once. A prefetch ``find`` does not use is cancelled; a small memo of the aliases this process
+used skips the read when memory holds what the alias named.
+
 Cancellation and failure policy (the one policy for every user):
 
 - the computation runs in its own task; a caller that is cancelled (a client hanging up) stops
@@ -29,11 +37,12 @@ from dataclasses import dataclass
 from typing import Final, Generic, TypeVar
 
 import anyio.to_thread
+from cachetools import LRUCache
 from prometheus_client import Counter
 
 from assetgate.cache.codec import Codec, CodecError
 from assetgate.cache.disk import DiskTier
-from assetgate.cache.entry import pack, unpack
+from assetgate.cache.entry import pack, split_key, unpack, with_key
 from assetgate.cache.lock import POLL_S, WAIT_S, RenderLock
 from assetgate.cache.memory import MemoryTier
 from assetgate.cache.objects import ObjectTier
@@ -44,12 +53,27 @@ from assetgate.operations.metrics import Metrics
 T = TypeVar("T")
 FOREVER: Final = math.inf
 MAX_FAILURES: Final = 10_000
+MAX_ALIASES: Final = 10_000  # the memo alias -> content key: a few hundred kB at most
+PREFETCH_TASK: Final = "assetgate.cache.prefetch"
 
 
 @dataclass(slots=True)
 class _Flight(Generic[T]):
     task: asyncio.Task[tuple[T, bool]]
     callers: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Prefetch:
+    """An alias's read from the result store, started before the caller knows the content key."""
+
+    alias: str
+    task: asyncio.Task[bytes | None] | None  # None: nothing read (held here, or no store)
+
+    def cancel(self) -> None:
+        """Drop the read when it was not used (no-op once it is done)."""
+        if self.task is not None:
+            self.task.cancel()
 
 
 class Cache(Generic[T]):
@@ -84,6 +108,7 @@ class Cache(Generic[T]):
         self._flights: dict[str, _Flight[T]] = {}
         self._counters: dict[str, Counter] = {}
         self._copies: set[asyncio.Task[object]] = set()  # disk copies, lock releases: not awaited
+        self._aliases: LRUCache[str, str] = LRUCache(MAX_ALIASES)  # alias -> the key it named
 
     def __len__(self) -> int:
         return len(self.memory)
@@ -100,18 +125,61 @@ class Cache(Generic[T]):
             self._count("hit")
         return held
 
-    async def find(self, key: str) -> T | None:
+    async def find(self, key: str, *, early: Prefetch | None = None) -> T | None:
         """The value from any tier (copied up into memory), or None; never computes. A miss is
-        not counted: the ``get_or_compute`` that follows counts it."""
-        held = self.memory.get(key)
-        if held is None:
-            found = await self._lower(key)
-            if found is None:
-                return None
-            held, expires_at = found
-            self.memory.put(key, held, self.codec.weight(held), expires_at - time.time())
+        not counted: the ``get_or_compute`` that follows counts it.
+
+        ``early``: the prefetched alias of ``key``, used when it was stored under ``key`` (after
+        memory and a local disk copy, before Redis and the store); cancelled when not used."""
+        try:
+            held = self.memory.get(key)
+            if held is None:
+                found = await self._lower(key, early)
+                if found is None:
+                    return None
+                held, expires_at = found
+                self.memory.put(key, held, self.codec.weight(held), expires_at - time.time())
+            if early is not None:
+                self._aliases[early.alias] = key
+        finally:
+            if early is not None:
+                early.cancel()
         self._count("hit")
         return held
+
+    def share_as(self, alias: str, key: str, value: T) -> None:
+        """Also keep ``value`` (the value of ``key``) in the result store under ``alias``, in the
+        background; nothing without a store or when ``ttl(value)`` is 0."""
+        ttl_s = self._ttl(value)
+        if self.store is None or ttl_s <= 0:
+            return
+        self._aliases[alias] = key
+        expires_at = time.time() + ttl_s if math.isfinite(ttl_s) else 0.0
+        data = pack(with_key(key, self.codec.encode(value)), expires_at)
+        self.store.put_later(self._alias_key(alias), data)
+
+    def prefetch(self, alias: str) -> Prefetch:
+        """Start reading ``alias`` from the result store, for a ``find`` that will know the key;
+        no read when memory holds what the alias last named here, or the store is down."""
+        if self.store is None or not self.store.available:
+            return Prefetch(alias, None)
+        known = self._aliases.get(alias)
+        if known is not None and self.memory.get(known) is not None:
+            return Prefetch(alias, None)
+        read = self.store.get(self._alias_key(alias))
+        return Prefetch(alias, asyncio.get_running_loop().create_task(read, name=PREFETCH_TASK))
+
+    async def _aliased(self, early: Prefetch, key: str) -> tuple[float, bytes] | None:
+        """(expiry, payload) of ``key`` from the prefetched alias, when it was stored under
+        ``key``; None when absent, damaged, expired or the alias names another key."""
+        if early.task is None:
+            return None
+        data = await early.task
+        found = unpack(data, time.time()) if data is not None else None
+        named = split_key(found[1]) if found is not None else None
+        if found is None or named is None or named[0] != key:
+            return None
+        return found[0], named[1]
 
     async def get_or_compute(
         self, key: str, compute: Callable[[], Awaitable[T]], *, refresh: bool = False
@@ -244,16 +312,20 @@ class Cache(Generic[T]):
             return None
         return value, expires_at or FOREVER
 
-    async def _lower(self, key: str) -> tuple[T, float] | None:
-        """(value, expiry in epoch seconds) from the disk, Redis or result-store tier."""
+    async def _lower(self, key: str, early: Prefetch | None = None) -> tuple[T, float] | None:
+        """(value, expiry in epoch seconds) from the disk, the prefetched alias, Redis or the
+        result-store tier."""
         tier_key = self._tier_key(key)
         found = None
         if self.disk is not None and self.disk.holds(tier_key):  # a miss: no worker thread
             found = await anyio.to_thread.run_sync(self.disk.read, tier_key)
+        from_store = False
+        if found is None and early is not None:
+            found = await self._aliased(early, key)
+            from_store = found is not None
         if found is None and self.shared is not None:
             data = await self.shared.get(tier_key)
             found = unpack(data, time.time()) if data is not None else None
-        from_store = False
         if found is None and self.store is not None:
             data = await self.store.get(tier_key)
             found = unpack(data, time.time()) if data is not None else None
@@ -303,6 +375,9 @@ class Cache(Generic[T]):
 
     def _tier_key(self, key: str) -> str:
         return f"{self.name}:{key}"
+
+    def _alias_key(self, alias: str) -> str:
+        return f"{self.name}:alias:{alias}"
 
     def _raise_remembered(self, key: str) -> None:
         failure = self._failures.get(key)

@@ -9,12 +9,18 @@ gate (sniff 415, header limits 413, codecs 501, render) inside the result cache,
 
 With a bucket, an origin or several mounts, an image variant another node rendered is answered
 from the shared result store by the fingerprint that node shared, before the source is fetched
-(``shared_answer``); it names the variant exactly as ``image_variant`` does.
+(``shared_answer``); it names the variant exactly as ``image_variant`` does (``variant_etag``).
+The ETag needs that fingerprint, so the node that renders a variant of a remote copy also stores
+it under a second name that needs none, its alias "by source" (``variant_alias``: the engine, the
+object's source-cache ident, the variant's key), holding the ETag it was rendered under. Node B
+starts the alias's read, then reads the fingerprint: both at once, one round trip; the alias is
+served only when the ETag inside is the one the fingerprint gives (docs/sources.md).
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Final, Protocol
@@ -35,7 +41,7 @@ from assetgate.optimizer.static import static_variant
 from assetgate.optimizer.watermarks import Watermarks
 from assetgate.resources import Resources
 from assetgate.serving.answer import AnyVariant, Rendering, Variant
-from assetgate.serving.files import Source
+from assetgate.serving.files import Source, stat_key
 from assetgate.serving.prepared import BlockResponse, Prepared
 from assetgate.web.cachestatus import HEADER as CACHE_STATUS
 from assetgate.web.cachestatus import VALUES as CACHE_VALUES
@@ -47,6 +53,9 @@ from assetgate.web.savings import savings_headers
 #: ``max_bytes`` (extension): ``met``, or ``exceeded`` when even the lowest quality is over.
 BUDGET_HEADER: Final = "X-Optimizer-Budget"
 _HIT: Final = {CACHE_STATUS: CACHE_VALUES["HIT"]}
+
+#: An image variant's key among its version's answers: the spec's canonical key, the format bucket.
+VariantKey = tuple[Hashable, str]
 
 
 class Conditions(Protocol):
@@ -102,7 +111,9 @@ def image_variant(
     validators = functools.partial(
         _image_validators, conditions, spec, res.settings.cache_control, key
     )
-    work = _ImageWork(res, conditions, found, spec, negotiation, key)
+    ident = res.mounts.copy_ident(found.real) if conditions.results is not None else None
+    alias = None if ident is None else variant_alias(conditions.engine, ident, key)
+    work = _ImageWork(res, conditions, found, spec, negotiation, key, alias)
     headers = functools.partial(_outcome_headers, found.stat.st_size)
     return Variant(key, validators, Rendering(work, _outcome_body, headers, conditions.results))
 
@@ -116,21 +127,34 @@ async def shared_answer(
     reserved: tuple[str, ...],
 ) -> Response | None:
     """An image variant another node rendered, answered from the result store by the fingerprint
-    it shared (``sources.mounts``), before this node fetches the source; None: the long way."""
+    it shared (``sources.mounts``), before this node fetches the source; None: the long way.
+
+    The variant's alias is read while the fingerprint is (not for a conditional request: a 304
+    needs no variant); the read is cancelled whenever it is not used."""
     spec, results = query.image, conditions.results
     if spec is None or results is None or is_asset(name):
         return None
-    version = await res.mounts.version(name, reserved=reserved)
-    if version is None or version.size > res.settings.max_source_bytes:
+    ident = res.mounts.shared_ident(name, reserved=reserved)
+    if ident is None:
         return None
     key = (query.cache_key, negotiate(request, conditions, spec)[1])
-    etag = make_etag(conditions.engine, version.fingerprint, *key)
-    cache_control = res.settings.cache_control
-    headers = _image_headers(etag, version.last_modified, spec, cache_control, conditions)
-    prepared = Prepared.build(etag, version.mtime, {**headers, **_HIT})  # as serving.answer
-    if prepared.matches(request):
-        return BlockResponse(304, prepared.not_modified)
-    outcome = await results.find(etag)
+    early = None
+    if not _conditional(request):
+        early = results.prefetch(variant_alias(conditions.engine, ident, key))
+    try:
+        version = await res.mounts.version(ident)
+        if version is None or version.size > res.settings.max_source_bytes:
+            return None
+        etag = variant_etag(conditions.engine, version.fingerprint, key)
+        cache_control = res.settings.cache_control
+        headers = _image_headers(etag, version.last_modified, spec, cache_control, conditions)
+        prepared = Prepared.build(etag, version.mtime, {**headers, **_HIT})  # as serving.answer
+        if prepared.matches(request):
+            return BlockResponse(304, prepared.not_modified)
+        outcome = await results.find(etag, early=early)
+    finally:
+        if early is not None:
+            early.cancel()
     if outcome is None or outcome.body is None:
         return None
     rendered = _rendered_headers(version.size, outcome, "HIT")
@@ -149,14 +173,31 @@ def negotiate(request: Request, conditions: Conditions, spec: ImageSpec) -> tupl
     return negotiation, negotiation.bucket(spec.format)
 
 
+def variant_etag(engine: str, fingerprint: str, key: VariantKey) -> str:
+    """An image variant's ETag, its result-cache key: one function for the validators, the
+    renderer's alias and a node answering from the store, so all three name it alike."""
+    return make_etag(engine, fingerprint, *key)
+
+
+def variant_alias(engine: str, ident: str, key: VariantKey) -> str:
+    """The variant's name "by source" in the result store: what a node that holds no copy of the
+    remote object knows before its fingerprint (the source cache's ident of the object)."""
+    return hashlib.blake2b(repr((engine, ident, *key)).encode(), digest_size=16).hexdigest()
+
+
+def _conditional(request: Request) -> bool:
+    headers = request.headers
+    return "if-none-match" in headers or "if-modified-since" in headers
+
+
 def _image_validators(
     conditions: Conditions,
     spec: ImageSpec,
     cache_control: str,
-    key: tuple[object, ...],
+    key: VariantKey,
     source: Source,
 ) -> Prepared:
-    etag = make_etag(conditions.engine, source.fingerprint, *key)
+    etag = variant_etag(conditions.engine, source.fingerprint, key)
     headers = _image_headers(etag, source.last_modified, spec, cache_control, conditions)
     return Prepared.build(etag, source.mtime, headers)
 
@@ -165,16 +206,28 @@ def _image_validators(
 class _ImageWork:
     """One image variant's work, through the gate: the header decides what the render costs in
     memory, so it goes through the door twice. The header of a version is read once; a later
-    render of the variant goes straight on."""
+    render of the variant goes straight on. A rendering of a remote copy is also shared under
+    the variant's alias (``alias``; None for a local file or without a result store)."""
 
     res: Resources
     conditions: Conditions
     found: Located
     spec: ImageSpec
     negotiation: Negotiation
-    key: Hashable
+    key: VariantKey
+    alias: str | None = None
 
     async def __call__(self, source: Source, receive: Receive) -> Outcome:
+        outcome = await self._make(source, receive)
+        results = self.conditions.results
+        # as ``serving.answer`` keeps it: a copy being rewritten has no trusted fingerprint
+        kept = source.key == stat_key(self.found.stat)
+        if self.alias is not None and results is not None and outcome.body is not None and kept:
+            etag = variant_etag(self.conditions.engine, source.fingerprint, self.key)
+            results.share_as(self.alias, etag, outcome)
+        return outcome
+
+    async def _make(self, source: Source, receive: Receive) -> Outcome:
         gate = self.res.gate
         job = Job.from_settings(
             self.res.settings,

@@ -2,9 +2,12 @@
 
 With a result store, the mounts also share what each node learnt about a remote object: the
 content fingerprint of its current version (``version`` / ``note``). A node that has no copy of
-the object can then name the variant's ETag, the result store's key, without fetching the source:
-node B answers what node A rendered in two small store reads (a Redis read and one store read
-when ``ASSETGATE_REDIS_URL`` is set: the entry is kept there too, for the TTL). An index entry is
+the object can then name the variant's ETag, the result store's key, without fetching the source.
+The object's source-cache ident comes first and without I/O (``shared_ident``; every node names
+an object alike), so the reader can start its other read by that name (the variant's alias,
+``optimizer.variants``) while the fingerprint is read: node B answers what node A rendered in one
+round trip (the fingerprint from Redis when ``ASSETGATE_REDIS_URL`` is set: the entry is kept
+there too, for the TTL; else from the store, beside the variant). An index entry is
 trusted for ``ASSETGATE_SOURCE_TTL_S`` after the node that wrote it last heard from the source,
 the same staleness every node's own copy is allowed (``0``: never trusted).
 
@@ -122,16 +125,28 @@ class Mounts:
         mount, rest = found
         return next(backend for backend in self.backends if backend.mount is mount), rest
 
-    async def version(self, untrusted: str, *, reserved: tuple[str, ...]) -> Version | None:
-        """The shared fingerprint of a remote object this node holds no current copy of, or
-        None (a directory, no result store, a current copy here, no recent index entry)."""
+    def shared_ident(self, untrusted: str, *, reserved: tuple[str, ...]) -> str | None:
+        """The ident of the remote object ``untrusted`` names, when its shared fingerprint is
+        worth reading; None: a directory, no result store, a current copy here."""
         picked = self._pick(untrusted, reserved) if self.index is not None else None
         if picked is None or picked[0].remote is None:
             return None
         ident = self.cache.ident(picked[0].remote, picked[1])
         if self.cache.fresh(ident):
             return None  # the copy here answers as fast, and knows better
-        assert self.index is not None
+        return ident
+
+    def copy_ident(self, path: str) -> str | None:
+        """The ident of the remote copy at ``path`` (a ``Located.real``) when there is a result
+        store; None for a local file."""
+        held = self.cache.entry_at(path) if self.index is not None else None
+        return None if held is None else held[0]
+
+    async def version(self, ident: str) -> Version | None:
+        """The fingerprint the nodes shared for the object ``ident`` (``shared_ident``), or None
+        (no result store, no recent index entry)."""
+        if self.index is None:
+            return None
         data = None
         if self.fast_index is not None:
             data = await self.fast_index.get(INDEX_PREFIX + ident)
