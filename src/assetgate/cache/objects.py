@@ -41,7 +41,8 @@ MAX_PENDING_WRITES: Final = 64
 OK: Final = "ok"
 # A read is one ranged GET past any object's end, answered with the whole object in one await:
 # ``get_async`` then ``bytes_async`` is two hops between the event loop and obstore's runtime
-# (about 0.15 ms of a 2 ms read, the most of node B's answer: docs/sources.md).
+# (about 0.15 ms of a 2 ms read, the most of node B's answer: docs/sources.md). A store that
+# ignores the range (a 200) gets plain GETs from then on (``ObjectTier._read``).
 WHOLE: Final = 1 << 50
 
 
@@ -115,6 +116,15 @@ def _unsatisfiable(exc: Exception) -> bool:
     return isinstance(exc, GenericError) and "416 Range Not Satisfiable" in str(exc)
 
 
+def _range_ignored(exc: Exception) -> bool:
+    """The store answered the ranged read without a 206 for it (HTTP lets a server ignore a
+    Range, and a proxy in front of a store may): object_store refuses the answer."""
+    text = str(exc)
+    return isinstance(exc, GenericError) and (
+        "non-partial response" in text or "Content-Range" in text or "UnexpectedRange" in text
+    )
+
+
 class ObjectTier:
     """The shared result store (``ASSETGATE_RESULT_STORE``) as a cache tier."""
 
@@ -131,6 +141,7 @@ class ObjectTier:
         self._down_until = 0.0
         self._down = False
         self._writes: set[asyncio.Task[None]] = set()
+        self._ranged = True  # False once the store ignored a ranged read: plain GETs from then on
 
     @property
     def available(self) -> bool:
@@ -149,7 +160,7 @@ class ObjectTier:
             return None
         try:
             async with asyncio.timeout(READ_TIMEOUT_S):
-                data = bytes(await obstore.get_range_async(self.store, key, start=0, end=WHOLE))
+                data = await self._read(key)
         except FileNotFoundError:
             self._up()
             if counted:
@@ -169,6 +180,18 @@ class ObjectTier:
         if counted:
             self._count("hit")
         return data
+
+    async def _read(self, key: str) -> bytes:
+        if self._ranged:
+            try:
+                return bytes(await obstore.get_range_async(self.store, key, start=0, end=WHOLE))
+            except GenericError as exc:
+                if not _range_ignored(exc):
+                    raise
+                self._ranged = False
+                log.warning("result store ignores ranged reads; reading whole objects")
+        found = await obstore.get_async(self.store, key)
+        return bytes(await found.bytes_async())
 
     def put_later(self, key: str, data: bytes) -> asyncio.Task[None] | None:
         """Write in the background; dropped when the store is down or too many writes wait."""
