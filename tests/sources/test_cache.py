@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from assetgate.serving.files import fingerprint_bytes
-from assetgate.sources.cache import _HashingFile
+from assetgate.sources.cache import WRITES_AHEAD, _HashingFile
 
 pytestmark = pytest.mark.anyio
 
@@ -52,3 +52,16 @@ async def test_a_cancelled_copy_never_writes_after_its_file_is_closed(tmp_path: 
     pieces = [(copy[at : at + PIECE], data[at : at + PIECE]) for at in range(0, len(data), PIECE)]
     assert all(got in (want, bytes(len(want))) for got, want in pieces)
     assert any(got == want for got, want in pieces)
+
+
+async def test_a_copy_never_holds_more_than_a_few_chunks_for_the_disk(tmp_path: Path) -> None:
+    # A network faster than the disk must slow down, not pile a 100 MB source up in memory.
+    data = os.urandom(32 * 1024 * 1024)
+    sink = _HashingFile(tmp_path / "copy")
+    most = 0
+    for start in range(0, len(data), PIECE):
+        await sink.write(memoryview(data)[start : start + PIECE])
+        most = max(most, len(sink.behind()))
+    await sink.close()
+    assert most <= WRITES_AHEAD
+    assert (tmp_path / "copy").read_bytes() == data

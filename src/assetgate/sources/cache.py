@@ -42,6 +42,7 @@ from assetgate.web.paths import Located
 log = logging.getLogger("assetgate.sources")
 
 _SUFFIX: Final = re.compile(r"[a-z0-9]{1,8}")
+WRITES_AHEAD: Final = 4  # chunks a copy's writer may fall behind the stream: the memory it holds
 RETRY_S: Final = 5.0  # a failing source is asked again after this long while a copy is served
 
 
@@ -58,7 +59,9 @@ class Entry:
 class _HashingFile:
     """Writes a copy and hashes it on the way, so the copy is never read again to be fingerprinted
     and the disk never holds up the network: each chunk is hashed on the event loop (BLAKE3, ~0.1
-    ms per 512 KB) and written at its offset by a worker thread while the next chunk arrives."""
+    ms per 512 KB) and written at its offset by a worker thread while the next chunk arrives. At
+    most ``WRITES_AHEAD`` chunks wait for the disk: a network faster than the disk is slowed down,
+    not buffered in memory (a 100 MB source, sixteen at once)."""
 
     def __init__(self, path: Path) -> None:
         self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -71,6 +74,18 @@ class _HashingFile:
         offset, self.size = self.size, self.size + len(chunk)
         write = anyio.to_thread.run_sync(_write_at, self.fd, chunk, offset)
         self._writes.append(asyncio.get_running_loop().create_task(write))
+        behind = self.behind()
+        if len(behind) > WRITES_AHEAD:  # wait for the oldest; a cancelled wait leaves them be
+            await asyncio.wait(behind[: len(behind) - WRITES_AHEAD])
+        for done in [write for write in self._writes if write.done()]:
+            error = None if done.cancelled() else done.exception()
+            if error is not None:
+                raise error  # a disk error ends the copy now (``close`` still waits for the rest)
+            self._writes.remove(done)
+
+    def behind(self) -> list[asyncio.Task[None]]:
+        """The writes not finished yet, oldest first."""
+        return [write for write in self._writes if not write.done()]
 
     async def close(self) -> None:
         """Wait for every write, then close the file. A write's thread is never abandoned (a
