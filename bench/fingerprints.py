@@ -21,7 +21,6 @@ import argparse
 import asyncio
 import hashlib
 import os
-import shutil
 import statistics
 import sys
 import tempfile
@@ -87,11 +86,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=21)
     args = parser.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="assetgate-fingerprints-"))
-    try:
-        samples = asyncio.run(run(args.rounds, tmp))
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    with tempfile.TemporaryDirectory(prefix="assetgate-fingerprints-") as tmp:
+        samples = asyncio.run(run(args.rounds, Path(tmp)))
     for name, values in samples.items():
         print(f"{name:8s} median {statistics.median(values) * 1000:6.2f} ms a 3.8 MB file version")
     pairs = [old / new for old, new in zip(samples["blake2b"], samples["blake3"], strict=True)]

@@ -39,6 +39,13 @@ class Node:
         await self.tier.aclose()
 
 
+async def shared_by_a(weed: Seaweed, bucket: str, key: str, value: bytes) -> None:
+    """Node A renders ``value`` for ``key`` and shares it under ``ALIAS``; its write has landed."""
+    a = Node(weed, bucket)
+    a.cache.share_as(ALIAS, key, value)
+    await a.settled()
+
+
 def prefetches() -> list[asyncio.Task[object]]:
     return [task for task in asyncio.all_tasks() if task.get_name() == PREFETCH_TASK]
 
@@ -46,9 +53,7 @@ def prefetches() -> list[asyncio.Task[object]]:
 async def test_an_alias_is_one_store_read_for_the_key_it_was_stored_under(
     weed: Seaweed, bucket: str
 ) -> None:
-    a = Node(weed, bucket)
-    a.cache.share_as(ALIAS, "k1", b"value one")
-    await a.settled()
+    await shared_by_a(weed, bucket, "k1", b"value one")
     b = Node(weed, bucket)
     assert await b.cache.find("k1", early=b.cache.prefetch(ALIAS)) == b"value one"
     assert b.store_reads("hit") == 1
@@ -61,9 +66,7 @@ async def test_an_alias_is_one_store_read_for_the_key_it_was_stored_under(
 
 
 async def test_an_alias_holding_another_key_is_never_served(weed: Seaweed, bucket: str) -> None:
-    a = Node(weed, bucket)
-    a.cache.share_as(ALIAS, "k1", b"old version")
-    await a.settled()
+    await shared_by_a(weed, bucket, "k1", b"old version")
     b = Node(weed, bucket)
     assert await b.cache.find("k2", early=b.cache.prefetch(ALIAS)) is None
     assert b.cache.peek("k1") is None
@@ -76,9 +79,7 @@ async def test_an_alias_holding_another_key_is_never_served(weed: Seaweed, bucke
 
 @pytest.mark.parametrize("damage", ["short", "flipped"])
 async def test_a_damaged_alias_is_a_miss(weed: Seaweed, bucket: str, damage: str) -> None:
-    a = Node(weed, bucket)
-    a.cache.share_as(ALIAS, "k1", b"value one")
-    await a.settled()
+    await shared_by_a(weed, bucket, "k1", b"value one")
     store = weed.store(bucket)
     (listed,) = await obstore.list(store).collect_async()
     whole = bytes(await (await obstore.get_async(store, listed["path"])).bytes_async())
@@ -93,9 +94,7 @@ async def test_a_damaged_alias_is_a_miss(weed: Seaweed, bucket: str, damage: str
 async def test_a_prefetch_a_memory_hit_makes_useless_is_cancelled(
     weed: Seaweed, bucket: str
 ) -> None:
-    a = Node(weed, bucket)
-    a.cache.share_as(ALIAS, "k1", b"value one")
-    await a.settled()
+    await shared_by_a(weed, bucket, "k1", b"value one")
     b = Node(weed, bucket)
     await b.cache.put("k1", b"value one")  # held here, but this process never used the alias
     early = b.cache.prefetch(ALIAS)
