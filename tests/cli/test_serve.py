@@ -25,6 +25,13 @@ from tests.serve_process import COMMAND, clean_env, run_cli, serve, stop, wait_h
         ({"ASSETGATE_WORKERS": "0"}, [], "ASSETGATE_WORKERS", "'0'"),
         ({"ASSETGATE_RATE_LIMIT": "lots"}, [], "ASSETGATE_RATE_LIMIT", "'lots'"),
         ({"ASSETGATE_LOG_LEVEL": "loud"}, [], "ASSETGATE_LOG_LEVEL", "'loud'"),
+        (
+            {"ASSETGATE_RATE_LIMIT_PARTS": "convert,images"},
+            [],
+            "ASSETGATE_RATE_LIMIT_PARTS",
+            "no part 'images' spends the budget (the parts that can: convert, optimizer, "
+            "packages, whois)",
+        ),
         ({}, ["--port", "99999"], "--port", "99999"),
         ({}, ["--root", "/nonexistent-assetgate-root"], "--root", "is not a directory"),
     ],

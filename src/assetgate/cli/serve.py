@@ -80,6 +80,10 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"assetgate: ASSETGATE_WATERMARKS: {exc}", file=sys.stderr)
         return 2
+    problem = unknown_budget_part(settings)
+    if problem is not None:
+        print(f"assetgate: ASSETGATE_RATE_LIMIT_PARTS: {problem}", file=sys.stderr)
+        return 2
     given = {key: FLAGS[key] if key in overrides else f"ASSETGATE_{key.upper()}" for key in FLAGS}
     try:
         sock = bind(settings.host, settings.port, given)
@@ -118,6 +122,18 @@ def run(args: argparse.Namespace) -> int:
         h11_max_incomplete_event_size=h11_head_limit(settings.max_url_bytes),
     )
     return run_server(config, sock)
+
+
+def unknown_budget_part(settings: Settings, parts: Sequence[Part] | None = None) -> str | None:
+    """A name in ``ASSETGATE_RATE_LIMIT_PARTS`` that no part spending the budget has (a typo
+    would otherwise leave that part unlimited without a word)."""
+    from assetgate.app import PARTS
+
+    names = sorted(part.name for part in (PARTS if parts is None else parts) if part.budget)
+    unknown = [name for name in settings.rate_limit_parts if name not in names]
+    if not unknown:
+        return None
+    return f"no part {unknown[0]!r} spends the budget (the parts that can: {', '.join(names)})"
 
 
 def welcome(settings: Settings, parts: Sequence[Part] | None = None) -> str:
