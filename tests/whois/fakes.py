@@ -42,6 +42,8 @@ class WhoisServer:
         self.port = 0
         self._server: asyncio.Server | None = None
         self._served: dict[str, int] = {}
+        self.open = 0  # connections being served now
+        self.most_open = 0  # the most at one time
 
     async def start(self) -> WhoisServer:
         self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
@@ -69,6 +71,8 @@ class WhoisServer:
         return as_reply(spec[min(index, len(spec) - 1)])
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.open += 1
+        self.most_open = max(self.most_open, self.open)
         try:
             line = await asyncio.wait_for(reader.readline(), 5)
             query = line.decode("latin-1").rstrip("\r\n")
@@ -85,6 +89,7 @@ class WhoisServer:
         except (OSError, TimeoutError, asyncio.CancelledError):
             pass
         finally:
+            self.open -= 1
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()

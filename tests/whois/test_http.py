@@ -14,7 +14,8 @@ import httpx
 import pytest
 
 from assetgate.whois.openapi import CONTACT_SCHEMA, RECORD_SCHEMA
-from tests.whois.conftest import Env, closed_port
+from tests.whois.conftest import Env, closed_port, thin
+from tests.whois.fakes import Reply
 
 pytestmark = pytest.mark.anyio
 
@@ -675,6 +676,23 @@ async def test_concurrent_lookups_share_one_fetch(client: httpx.AsyncClient, env
     )
     assert [r.status_code for r in responses] == [200] * 5
     assert env.registry.queries == ["domain shared.com"]
+
+
+async def test_an_upstream_server_gets_two_queries_at_a_time_and_is_then_forgotten(
+    env: Env,
+) -> None:
+    # Politeness per server (HOST_CONCURRENCY), and no per-server state left behind: referral
+    # names come from upstream answers, so a map of every server ever asked would only grow.
+    names = [f"polite{n}.com" for n in range(6)]
+    for name in names:
+        env.registry.replies[f"domain {name}"] = Reply(thin(name, None).encode(), delay_s=0.1)
+    app = env.client()
+    async with app as client:
+        answers = await asyncio.gather(*(client.get(JSON, params={"domain": n}) for n in names))
+        resolver = app.state["whois"].resolver
+        assert [a.status_code for a in answers] == [200] * 6
+        assert env.registry.most_open == 2
+        assert resolver._slots == {}
 
 
 async def test_openapi_documents_both_endpoints(client: httpx.AsyncClient) -> None:

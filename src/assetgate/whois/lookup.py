@@ -125,6 +125,14 @@ def referral_target(value: str) -> tuple[str, int] | None:
     return (host, port) if _HOST.fullmatch(host) and len(host) <= 253 else None
 
 
+@dataclass(slots=True)
+class _Slot:
+    """One upstream server's politeness limit and how many queries hold or wait for it."""
+
+    semaphore: asyncio.Semaphore
+    users: int = 0
+
+
 class Resolver:
     """Everything a lookup needs, built once in the part's lifespan."""
 
@@ -142,7 +150,9 @@ class Resolver:
         self._bootstrap = bootstrap
         self._http = http
         self._timeout_s = timeout_s
-        self._slots: dict[str, asyncio.Semaphore] = {}
+        # per upstream server while a query to it is in flight or waiting, then dropped: referral
+        # names come from upstream answers, so the map must not grow with every one ever seen
+        self._slots: dict[str, _Slot] = {}
         # made-up TLDs must not pile up: one unit of budget per TLD
         self._refer: MemoryTier[tuple[Server | None]] = MemoryTier(IANA_REFER_MAX_ENTRIES)
 
@@ -317,9 +327,17 @@ class Resolver:
 
     @asynccontextmanager
     async def _slot(self, name: str) -> AsyncIterator[None]:
-        semaphore = self._slots.setdefault(name, asyncio.Semaphore(HOST_CONCURRENCY))
-        async with semaphore:
-            yield
+        slot = self._slots.get(name)
+        if slot is None:
+            slot = self._slots[name] = _Slot(asyncio.Semaphore(HOST_CONCURRENCY))
+        slot.users += 1
+        try:
+            async with slot.semaphore:
+                yield
+        finally:
+            slot.users -= 1
+            if slot.users == 0:
+                del self._slots[name]
 
     @staticmethod
     def _now() -> float:
