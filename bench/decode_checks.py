@@ -32,9 +32,10 @@ import pyvips
 
 from assetgate.imaging import gif_header, jpeg_header
 from assetgate.imaging.formats import InputFormat
+from assetgate.imaging.limits import DecodeLimits
 from assetgate.imaging.load import open_image, probe
 
-MAX_PIXELS = 50_000_000
+LIMITS = DecodeLimits(max_pixels=50_000_000, max_frames=1000)
 
 
 def photo(width: int, height: int) -> pyvips.Image:
@@ -74,7 +75,7 @@ def walk(path: Path, fmt: InputFormat) -> None:
 
 
 def decode(path: Path, fmt: InputFormat) -> None:
-    image = open_image(path, fmt, max_pixels=MAX_PIXELS, animated=fmt == "gif")
+    image = open_image(path, fmt, LIMITS, animated=fmt == "gif")
     image.write_to_memory()
 
 
@@ -85,7 +86,7 @@ def timed(work: Callable[[Path, InputFormat], object], path: Path, fmt: InputFor
 
 
 def header(path: Path, fmt: InputFormat) -> None:
-    probe(path, fmt, max_pixels=MAX_PIXELS)
+    probe(path, fmt, LIMITS)
 
 
 def main() -> int:

@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from assetgate.imaging import vips
 from assetgate.imaging.encode import encode
+from assetgate.imaging.limits import DecodeLimits
 from assetgate.imaging.load import open_image, probe
 from assetgate.optimizer.bytebudget import fit_quality
 from assetgate.optimizer.plan import Limits, Negotiation
@@ -106,11 +107,11 @@ def main() -> int:
 
         print("AVIF against WebP, width=800 (render = decode + resize + encode)")
         webp_s, webp = median_s(lambda: render(settings, photo, {"w": "800", "f": "webp"}), rounds)
-        info = probe(photo, "jpeg", max_pixels=settings.max_input_pixels)
+        limits = DecodeLimits.from_settings(settings)
+        info = probe(photo, "jpeg", limits)
         small = open_image(
-            photo, "jpeg", max_pixels=settings.max_input_pixels, size=(800, 600), info=info,
-            fast_shrink=True,
-        ).copy_memory()  # fmt: skip
+            photo, "jpeg", limits, size=(800, 600), info=info, fast_shrink=True
+        ).copy_memory()
         webp_enc_s, _ = median_s(lambda: encode(small, "webp", effort=2), rounds)
         print(f"  webp q85 effort 2: render {webp_s * 1000:7.1f} ms, encode "
               f"{webp_enc_s * 1000:6.1f} ms, {len(webp.body)} bytes, "

@@ -9,14 +9,14 @@ from assetgate.imaging.encode import DEFAULT_EFFORT, encode
 from assetgate.imaging.formats import OutputFormat, sniff
 from assetgate.imaging.load import open_image
 from tests.imaging import factory as make
+from tests.imaging.decode_limits import LIMITS
 
-MP50 = 50_000_000
 FORMATS: list[OutputFormat] = ["jpeg", "png", "gif", "webp", "avif"]
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_encode_each_format_strips_metadata(fmt: OutputFormat) -> None:
-    image = open_image(make.oriented_jpeg(6), "jpeg", max_pixels=MP50)
+    image = open_image(make.oriented_jpeg(6), "jpeg", LIMITS)
     body = encode(image, fmt, quality=80)
     assert sniff(body) == fmt
     decoded = make.decode(body)
@@ -27,7 +27,7 @@ def test_encode_each_format_strips_metadata(fmt: OutputFormat) -> None:
 
 
 def test_jpeg_flattens_alpha_onto_white() -> None:
-    image = open_image(make.palette_png(), "png", max_pixels=MP50)
+    image = open_image(make.palette_png(), "png", LIMITS)
     decoded = make.decode(encode(image, "jpeg"))
     assert decoded.bands == 3
     assert min(decoded(2, 2)) > 240  # the transparent half is white, not black
@@ -35,7 +35,7 @@ def test_jpeg_flattens_alpha_onto_white() -> None:
 
 @pytest.mark.parametrize("fmt", ["gif", "webp"])
 def test_animation_survives_gif_and_webp(fmt: OutputFormat) -> None:
-    roll = open_image(make.apng(), "apng", max_pixels=MP50, animated=True)
+    roll = open_image(make.apng(), "apng", LIMITS, animated=True)
     body = encode(roll, fmt)
     decoded = pyvips.Image.new_from_buffer(body, "", n=-1)
     assert decoded.get("n-pages") == 3
@@ -44,13 +44,13 @@ def test_animation_survives_gif_and_webp(fmt: OutputFormat) -> None:
 
 @pytest.mark.parametrize("fmt", ["jpeg", "png", "avif"])
 def test_still_formats_get_the_first_frame(fmt: OutputFormat) -> None:
-    roll = open_image(make.gif(), "gif", max_pixels=MP50, animated=True)
+    roll = open_image(make.gif(), "gif", LIMITS, animated=True)
     decoded = make.decode(encode(roll, fmt))
     assert (decoded.width, decoded.height) == (40, 30)
 
 
 def test_quality_changes_jpeg_size() -> None:
-    image = open_image(make.noise_jpeg(), "jpeg", max_pixels=MP50)
+    image = open_image(make.noise_jpeg(), "jpeg", LIMITS)
     assert len(encode(image, "jpeg", quality=20)) < len(encode(image, "jpeg", quality=90))
 
 

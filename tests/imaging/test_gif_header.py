@@ -4,6 +4,7 @@ never an exception, a read past the buffer or an unbounded walk for whatever is 
 from __future__ import annotations
 
 import struct
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,8 +14,7 @@ from assetgate.errors import AppError
 from assetgate.imaging.gif_header import canvas_size, file_canvas_size
 from assetgate.imaging.load import decoding, open_image, probe
 from tests.imaging import factory as make
-
-MP50 = 50_000_000
+from tests.imaging.decode_limits import LIMITS
 
 
 def test_real_gifs_report_their_screen() -> None:
@@ -79,19 +79,19 @@ def test_every_gif_bomb_is_413_before_decoding(name: str, as_file: bool, tmp_pat
     path.write_bytes(data)
     src = path if as_file else data
     with pytest.raises(AppError) as caught:
-        probe(src, "gif", max_pixels=MP50)
+        probe(src, "gif", LIMITS)
     assert caught.value.status == 413
     assert "over the input limit of 50 MP" in caught.value.message
     for animated in (False, True):
         with pytest.raises(AppError) as caught, decoding():
-            open_image(src, "gif", max_pixels=MP50, animated=animated)
+            open_image(src, "gif", LIMITS, animated=animated)
         assert caught.value.status == 413
 
 
 def test_a_canvas_within_the_limit_decodes() -> None:
     data = make.gif_claiming((4, 4), [(0, 0, 1, 1), (3, 3, 1, 1)])
-    info = probe(data, "gif", max_pixels=16)
+    info = probe(data, "gif", replace(LIMITS, max_pixels=16))
     assert (info.width, info.height, info.pages) == (4, 4, 2)
     with pytest.raises(AppError) as caught:
-        probe(data, "gif", max_pixels=15)
+        probe(data, "gif", replace(LIMITS, max_pixels=15))
     assert caught.value.status == 413

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import struct
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from assetgate.errors import AppError
 from assetgate.imaging.jpeg_header import read_file_scans, read_scans
 from assetgate.imaging.load import probe
 from tests.imaging import factory as make
+from tests.imaging.decode_limits import LIMITS
 
 MANY = 10**6
 
@@ -91,16 +93,16 @@ def test_probe_refuses_the_scan_bomb_with_413_before_libjpeg(as_file: bool, tmp_
     path.write_bytes(data)
     started = time.perf_counter()
     with pytest.raises(AppError) as caught:
-        probe(path if as_file else data, "jpeg", max_pixels=50_000_000)
+        probe(path if as_file else data, "jpeg", LIMITS)
     assert time.perf_counter() - started < 1.0
     assert caught.value.status == 413
     assert "more than 100" in caught.value.message
-    allowed = probe(data, "jpeg", max_pixels=50_000_000, max_scans=3000)  # configurable
+    allowed = probe(data, "jpeg", replace(LIMITS, max_scans=3000))  # configurable
     assert (allowed.width, allowed.height) == (4096, 4096)
 
 
 def test_probe_accepts_a_real_progressive_photo() -> None:
-    info = probe(_vips_jpeg(interlace=True), "jpeg", max_pixels=50_000_000, max_scans=10)
+    info = probe(_vips_jpeg(interlace=True), "jpeg", replace(LIMITS, max_scans=10))
     assert (info.width, info.height) == (64, 48)
 
 

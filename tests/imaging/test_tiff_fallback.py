@@ -14,8 +14,8 @@ from assetgate.imaging.encode import encode
 from assetgate.imaging.load import decoding, open_image, probe
 from assetgate.imaging.pillow import from_pillow
 from tests.imaging import factory as make
+from tests.imaging.decode_limits import LIMITS
 
-MP50 = 50_000_000
 _LUMA = make.quadrants(64, 48).convert("L")  # the quadrants in 8-bit grey (ITU-R 601 luma)
 GREY = {
     "top-left": _LUMA.getpixel((2, 2)),
@@ -44,7 +44,7 @@ def corners(image: pyvips.Image) -> dict[str, list[float]]:
 
 def render(src: bytes | Path, **options: object) -> pyvips.Image:
     with decoding():
-        image = open_image(src, "tiff", max_pixels=MP50, **options)  # type: ignore[arg-type]
+        image = open_image(src, "tiff", LIMITS, **options)  # type: ignore[arg-type]
         return pyvips.Image.new_from_buffer(encode(image, "png"), "")
 
 
@@ -68,7 +68,7 @@ def test_each_decodes_with_the_right_pixels(
     path = tmp_path / "a.tif"
     path.write_bytes(data)
     src = path if as_file else data
-    info = probe(src, "tiff", max_pixels=MP50)
+    info = probe(src, "tiff", LIMITS)
     assert (info.width, info.height, info.fmt) == (64, 48, "tiff")
     image = render(src, **options)
     assert (image.width, image.height) == ((32, 24) if "size" in options else (64, 48))
@@ -89,7 +89,7 @@ def test_each_decodes_with_the_right_pixels(
 
 def test_a_turned_lab_tiff_is_upright() -> None:
     """Orientation 6 (turn 90 degrees clockwise to display): Pillow applies it, once."""
-    info = probe(make.lab_tiff(tag274=6), "tiff", max_pixels=MP50)
+    info = probe(make.lab_tiff(tag274=6), "tiff", LIMITS)
     assert (info.width, info.height) == (48, 64)
     image = render(make.lab_tiff(tag274=6))
     assert (image.width, image.height) == (48, 64)

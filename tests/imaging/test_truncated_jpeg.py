@@ -14,8 +14,7 @@ from assetgate.imaging.encode import encode
 from assetgate.imaging.integrity import tolerating_harmless
 from assetgate.imaging.load import decoding, open_image
 from tests.imaging import factory as make
-
-MP50 = 50_000_000
+from tests.imaging.decode_limits import LIMITS
 
 
 def render(src: bytes | Path, size: tuple[int, int] | None = None) -> pyvips.Image:
@@ -23,7 +22,7 @@ def render(src: bytes | Path, size: tuple[int, int] | None = None) -> pyvips.Ima
 
     def work() -> bytes:
         with decoding():
-            image = open_image(src, "jpeg", max_pixels=MP50, size=size, fast_shrink=True)
+            image = open_image(src, "jpeg", LIMITS, size=size, fast_shrink=True)
             return encode(image, "png")
 
     return pyvips.Image.new_from_buffer(tolerating_harmless(work), "")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from assetgate.imaging.formats import sniff
 from assetgate.imaging.load import probe
 from tests.imaging import factory as make
+from tests.imaging.decode_limits import LIMITS
 
 
 def _info(tmp_path: Path, name: str, data: bytes):  # type: ignore[no-untyped-def]
@@ -14,7 +16,7 @@ def _info(tmp_path: Path, name: str, data: bytes):  # type: ignore[no-untyped-de
     path.write_bytes(data)
     fmt = sniff(data[:64], name)
     assert fmt is not None
-    return probe(path, fmt, max_pixels=10**8)
+    return probe(path, fmt, replace(LIMITS, max_pixels=10**8))
 
 
 def test_a_still_costs_pixels_times_bands(tmp_path: Path) -> None:

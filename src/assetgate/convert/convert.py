@@ -50,13 +50,7 @@ def inspect(source: Path, filename: str, limits: DecodeLimits) -> Inspected:
     fmt = sniff(head, name=filename)
     if fmt is None:
         raise AppError.unsupported_media("its content is not an image format this server reads")
-    info = probe(
-        source,
-        fmt,
-        max_pixels=limits.max_pixels,
-        disabled=limits.disabled,
-        max_scans=limits.max_scans,
-    )
+    info = probe(source, fmt, limits)
     if info.animated:  # conversion keeps every frame
         check_animation(info, max_pixels=limits.max_pixels, max_frames=limits.max_frames)
     if max(info.width, info.height) > WEBP_MAX_SIDE:
@@ -85,10 +79,8 @@ def to_webp(
             image = open_image(
                 source,
                 inspected.fmt,
-                max_pixels=limits.max_pixels,
+                limits,
                 animated=True,
-                disabled=limits.disabled,
-                max_frames=limits.max_frames,
                 info=inspected.info,
                 one_pass=True,  # a still is read once, top to bottom, by to_pillow
             )

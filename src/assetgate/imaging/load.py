@@ -11,16 +11,17 @@ API:
 - ``SourceInfo(width, height, pages, has_alpha, fmt, orientation)``: ``width``/``height`` are one
   frame's size as displayed, i.e. after EXIF ``orientation`` (1..8) is applied; ``pages`` is the
   frame count of an animation (1 otherwise); ``.pixels`` = width*height, ``.animated``.
-- ``probe(src, fmt, *, max_pixels, disabled=(), max_scans=100) -> SourceInfo``: header only.
-  Raises AppError 413 when one frame exceeds ``max_pixels`` (for HEIF/AVIF also when the primary
-  item's coded size claims more: ``imaging.heif_header``, checked before libheif reads the file;
-  for GIF when the screen grown to every frame's extent does: ``imaging.gif_header``),
-  when a JPEG has more than ``max_scans`` scans (``imaging.jpeg_header``, counted from the
+- ``probe(src, fmt, limits) -> SourceInfo``: header only; ``limits`` is the configured
+  ``imaging.limits.DecodeLimits``, the one object every caller holds (``Resources.decode_limits``).
+  Raises AppError 413 when one frame exceeds ``limits.max_pixels`` (for HEIF/AVIF also when the
+  primary item's coded size claims more: ``imaging.heif_header``, checked before libheif reads the
+  file; for GIF when the screen grown to every frame's extent does: ``imaging.gif_header``),
+  when a JPEG has more than ``limits.max_scans`` scans (``imaging.jpeg_header``, counted from the
   markers before libjpeg runs them); 415 when the header cannot be read or a progressive JPEG
-  stops between scans, 501 when the codec is
-  disabled (``disabled`` = ASSETGATE_DISABLED_CODECS names) or missing.
-- ``open_image(src, fmt, *, max_pixels, animated=False, disabled=(), max_frames=1000,
-  max_scans=100, size=None) -> pyvips.Image``: decoded lazily but strictly, EXIF-rotated, 8-bit
+  stops between scans, 501 when the codec is disabled (``limits.disabled`` =
+  ASSETGATE_DISABLED_CODECS names) or missing.
+- ``open_image(src, fmt, limits, *, animated=False, size=None, info=None, fast_shrink=False,
+  one_pass=False) -> pyvips.Image``: decoded lazily but strictly, EXIF-rotated, 8-bit
   sRGB (or 8-bit grey), 1..4 bands with alpha last. ``animated=True`` keeps every frame of a
   GIF/WebP/APNG as a "toilet roll" (``page-height``, ``delay``, ``loop`` set); without ``info``
   it also applies ``limits.check_animation`` (a caller that passes ``info`` checked it when it
@@ -59,7 +60,7 @@ from assetgate.imaging.formats import (
     SourceInfo,
     codec_disabled,
 )
-from assetgate.imaging.limits import check_animation
+from assetgate.imaging.limits import DecodeLimits, check_animation
 from assetgate.imaging.pillow import (
     COMPRESSION,
     OLD_STYLE_JPEG,
@@ -122,32 +123,25 @@ def decoding() -> Iterator[None]:
 # --- probe ----------------------------------------------------------------------------------
 
 
-def probe(
-    src: ImageInput,
-    fmt: InputFormat,
-    *,
-    max_pixels: int,
-    disabled: Collection[str] = (),
-    max_scans: int = 100,
-) -> SourceInfo:
-    _check_codec(fmt, disabled)
+def probe(src: ImageInput, fmt: InputFormat, limits: DecodeLimits) -> SourceInfo:
+    _check_codec(fmt, limits.disabled)
     progressive = False
     if fmt == "jpeg":
         # Before libjpeg, which runs every scan over the whole image before the first pixel.
-        progressive = check_jpeg(src, max_scans)
+        progressive = check_jpeg(src, limits.max_scans)
     if fmt in ("heif", "avif"):
         # Before libheif, which refuses some hostile headers outright and reports the cropped
         # size: the coded size a decoder allocates, whatever follows in the file.
         claim = heif_header.primary_image_size(
             heif_header.read_meta(src) if isinstance(src, Path | str) else src
         )
-        if claim is not None and claim[0] * claim[1] > max_pixels:
-            raise too_large(*claim, max_pixels)
+        if claim is not None and claim[0] * claim[1] > limits.max_pixels:
+            raise too_large(*claim, limits.max_pixels)
     if fmt == "gif":
         # Before libnsgif and Pillow: the canvas they allocate is the logical screen grown to
         # every frame's extent (a 1x1 frame at 60000,60000 is a 3.6 GP canvas), not the frame
         # size libvips reports.
-        check_gif_canvas(src, max_pixels)
+        check_gif_canvas(src, limits.max_pixels)
     with decoding():
         if fmt in PILLOW_FORMATS:
             info = probe_pillow(src, fmt)
@@ -155,8 +149,8 @@ def probe(
             info = _probe_tiff(src)
         else:
             info = _probe_vips(src, fmt)
-    if info.pixels > max_pixels:
-        raise too_large(info.width, info.height, max_pixels)
+    if info.pixels > limits.max_pixels:
+        raise too_large(info.width, info.height, limits.max_pixels)
     if fmt == "gif":
         integrity.check_gif_trailer(src)
     return replace(info, progressive=True) if progressive else info
@@ -187,24 +181,21 @@ def _probe_tiff(src: ImageInput) -> SourceInfo:
 def open_image(
     src: ImageInput,
     fmt: InputFormat,
+    limits: DecodeLimits,
     *,
-    max_pixels: int,
     animated: bool = False,
-    disabled: Collection[str] = (),
-    max_frames: int = 1000,
-    max_scans: int = 100,
     size: tuple[int, int] | None = None,
     info: SourceInfo | None = None,
     fast_shrink: bool = False,
     one_pass: bool = False,
 ) -> pyvips.Image:
     if info is None:
-        info = probe(src, fmt, max_pixels=max_pixels, disabled=disabled, max_scans=max_scans)
+        info = probe(src, fmt, limits)
         if animated and info.animated:
-            check_animation(info, max_pixels=max_pixels, max_frames=max_frames)
+            check_animation(info, max_pixels=limits.max_pixels, max_frames=limits.max_frames)
     else:
         # The caller probed, and checked the animation when it decided to keep the frames.
-        _check_codec(fmt, disabled)
+        _check_codec(fmt, limits.disabled)
     keep_frames = animated and info.animated
     shrink = _jpeg_shrink(info, size) if size and fast_shrink and fmt == "jpeg" else 1
     with decoding():

@@ -25,6 +25,7 @@ import pyvips
 
 from assetgate.imaging.encode import encode_webp_still
 from assetgate.imaging.formats import ImageInput, InputFormat, SourceInfo
+from assetgate.imaging.limits import DecodeLimits
 from assetgate.imaging.load import open_image
 from assetgate.imaging.pillow import to_pillow
 
@@ -38,11 +39,11 @@ _SPACES: Final = {
 
 
 def describe(
-    src: ImageInput, fmt: InputFormat, info: SourceInfo, *, size: int, max_pixels: int
+    src: ImageInput, fmt: InputFormat, info: SourceInfo, limits: DecodeLimits, *, size: int
 ) -> bytes:
     """The JSON body of ``info=1`` (``size``: the file's bytes)."""
     small = open_image(
-        src, fmt, max_pixels=max_pixels, size=_fit(info, SMALL), info=info, fast_shrink=True
+        src, fmt, limits, size=_fit(info, SMALL), info=info, fast_shrink=True
     ).copy_memory()
     facts: dict[str, Any] = {
         "width": info.width,

@@ -150,13 +150,7 @@ def prepare(job: Job, *, reencode: bool = False) -> Probed | Outcome:
     damaged file fails, and the re-encode is kept only when smaller (``render``'s fallback)."""
     decode = job.limits.decode
     src, fmt = _open_source(job.path, job.size)
-    info = probe(
-        src,
-        fmt,
-        max_pixels=decode.max_pixels,
-        disabled=decode.disabled,
-        max_scans=decode.max_scans,
-    )
+    info = probe(src, fmt, decode)
     plan = make_plan(
         job.spec, info, negotiation=job.negotiation, limits=job.limits, watermarks=job.watermarks
     )
@@ -198,7 +192,7 @@ def render(job: Job, ready: Probed) -> Outcome:
     src, fmt, info, plan = ready.src, ready.fmt, ready.info, ready.plan
     if job.spec.info:
         with decoding():
-            facts = describe(src, fmt, info, size=job.size, max_pixels=decode.max_pixels)
+            facts = describe(src, fmt, info, decode, size=job.size)
         return Outcome(fmt, plan.output, facts, info.width, info.height, info=True)
 
     def decode_and_encode() -> Outcome:
@@ -207,10 +201,8 @@ def render(job: Job, ready: Probed) -> Outcome:
             image = open_image(
                 src,
                 fmt,
-                max_pixels=decode.max_pixels,
+                decode,
                 animated=plan.animated,
-                disabled=decode.disabled,
-                max_frames=decode.max_frames,
                 size=None if plan.trim else plan.load_size,
                 info=info,
                 fast_shrink=job.fast_shrink,
