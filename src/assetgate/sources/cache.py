@@ -90,13 +90,19 @@ class _HashingFile:
     async def close(self) -> None:
         """Wait for every write, then close the file. A write's thread is never abandoned (a
         cancelled wait still waits for it), so none meets a closed or reused descriptor."""
-        try:
-            done = await asyncio.gather(*self._writes, return_exceptions=True)
-        finally:
-            os.close(self.fd)
-        for outcome in done:
-            if isinstance(outcome, BaseException):
-                raise outcome
+        cancelled: asyncio.CancelledError | None = None
+        while running := self.behind():
+            try:  # not ``gather``: cancelled, it cancels the tasks and leaves their threads running
+                await asyncio.wait(running)
+            except asyncio.CancelledError as exc:
+                cancelled = exc
+        os.close(self.fd)
+        if cancelled is not None:
+            raise cancelled
+        for write in self._writes:
+            error = None if write.cancelled() else write.exception()
+            if error is not None:
+                raise error
 
 
 def _write_at(fd: int, chunk: bytes | memoryview, offset: int) -> None:
