@@ -10,7 +10,7 @@ import obstore
 import pytest
 
 from assetgate.cache import Cache, ObjectTier, bytes_codec
-from assetgate.cache.layer import PREFETCH_TASK
+from assetgate.cache.prefetch import PREFETCH_TASK
 from assetgate.operations.metrics import Metrics
 from tests.sources.servers import Seaweed
 

@@ -13,7 +13,7 @@ import obstore
 import pytest
 import redis.asyncio
 
-from assetgate.cache.layer import PREFETCH_TASK
+from assetgate.cache.prefetch import PREFETCH_TASK
 from assetgate.optimizer.signed import sign_url
 from assetgate.serving.files import fingerprint_bytes
 from assetgate.settings import Settings

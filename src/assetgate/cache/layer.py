@@ -42,10 +42,11 @@ from prometheus_client import Counter
 
 from assetgate.cache.codec import Codec, CodecError
 from assetgate.cache.disk import DiskTier
-from assetgate.cache.entry import pack, split_key, unpack, with_key
+from assetgate.cache.entry import pack, unpack, with_key
 from assetgate.cache.lock import POLL_S, WAIT_S, RenderLock
 from assetgate.cache.memory import MemoryTier
 from assetgate.cache.objects import ObjectTier
+from assetgate.cache.prefetch import Prefetch
 from assetgate.cache.shared import SharedTier
 from assetgate.errors import AppError
 from assetgate.operations.metrics import Metrics
@@ -54,26 +55,12 @@ T = TypeVar("T")
 FOREVER: Final = math.inf
 MAX_FAILURES: Final = 10_000
 MAX_ALIASES: Final = 10_000  # the memo alias -> content key: a few hundred kB at most
-PREFETCH_TASK: Final = "assetgate.cache.prefetch"
 
 
 @dataclass(slots=True)
 class _Flight(Generic[T]):
     task: asyncio.Task[tuple[T, bool]]
     callers: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class Prefetch:
-    """An alias's read from the result store, started before the caller knows the content key."""
-
-    alias: str
-    task: asyncio.Task[bytes | None] | None  # None: nothing read (held here, or no store)
-
-    def cancel(self) -> None:
-        """Drop the read when it was not used (no-op once it is done)."""
-        if self.task is not None:
-            self.task.cancel()
 
 
 class Cache(Generic[T]):
@@ -166,20 +153,7 @@ class Cache(Generic[T]):
         known = self._aliases.get(alias)
         if known is not None and self.memory.get(known) is not None:
             return Prefetch(alias, None)
-        read = self.store.get(self._alias_key(alias))
-        return Prefetch(alias, asyncio.get_running_loop().create_task(read, name=PREFETCH_TASK))
-
-    async def _aliased(self, early: Prefetch, key: str) -> tuple[float, bytes] | None:
-        """(expiry, payload) of ``key`` from the prefetched alias, when it was stored under
-        ``key``; None when absent, damaged, expired or the alias names another key."""
-        if early.task is None:
-            return None
-        data = await early.task
-        found = unpack(data, time.time()) if data is not None else None
-        named = split_key(found[1]) if found is not None else None
-        if found is None or named is None or named[0] != key:
-            return None
-        return found[0], named[1]
+        return Prefetch.start(alias, self.store.get(self._alias_key(alias)))
 
     async def get_or_compute(
         self, key: str, compute: Callable[[], Awaitable[T]], *, refresh: bool = False
@@ -321,7 +295,7 @@ class Cache(Generic[T]):
             found = await anyio.to_thread.run_sync(self.disk.read, tier_key)
         from_store = False
         if found is None and early is not None:
-            found = await self._aliased(early, key)
+            found = await early.entry_for(key)
             from_store = found is not None
         if found is None and self.shared is not None:
             data = await self.shared.get(tier_key)
