@@ -124,12 +124,12 @@ def run(args: argparse.Namespace) -> int:
     return run_server(config, sock)
 
 
-def unknown_budget_part(settings: Settings, parts: Sequence[Part] | None = None) -> str | None:
+def unknown_budget_part(settings: Settings) -> str | None:
     """A name in ``ASSETGATE_RATE_LIMIT_PARTS`` that no part spending the budget has (a typo
     would otherwise leave that part unlimited without a word)."""
     from assetgate.app import PARTS
 
-    names = sorted(part.name for part in (PARTS if parts is None else parts) if part.budget)
+    names = sorted(part.name for part in PARTS if part.budget)
     unknown = [name for name in settings.rate_limit_parts if name not in names]
     if not unknown:
         return None

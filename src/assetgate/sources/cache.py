@@ -72,15 +72,19 @@ class _HashingFile:
     async def write(self, chunk: bytes | memoryview) -> None:
         self.digest.update(chunk)
         offset, self.size = self.size, self.size + len(chunk)
-        write = anyio.to_thread.run_sync(_write_at, self.fd, chunk, offset)
-        self._writes.append(asyncio.get_running_loop().create_task(write))
+        pwrite = anyio.to_thread.run_sync(_write_at, self.fd, chunk, offset)
+        self._writes.append(asyncio.get_running_loop().create_task(pwrite))
         behind = self.behind()
         if len(behind) > WRITES_AHEAD:  # wait for the oldest; a cancelled wait leaves them be
             await asyncio.wait(behind[: len(behind) - WRITES_AHEAD])
+        self._settle()  # a disk error ends the copy now (``close`` still waits for the rest)
+
+    def _settle(self) -> None:
+        """Drop the finished writes; the first that failed raises its error."""
         for done in [write for write in self._writes if write.done()]:
             error = None if done.cancelled() else done.exception()
             if error is not None:
-                raise error  # a disk error ends the copy now (``close`` still waits for the rest)
+                raise error
             self._writes.remove(done)
 
     def behind(self) -> list[asyncio.Task[None]]:
@@ -99,10 +103,7 @@ class _HashingFile:
         os.close(self.fd)
         if cancelled is not None:
             raise cancelled
-        for write in self._writes:
-            error = None if write.cancelled() else write.exception()
-            if error is not None:
-                raise error
+        self._settle()
 
 
 def _write_at(fd: int, chunk: bytes | memoryview, offset: int) -> None:
