@@ -22,6 +22,9 @@ from tests.deploy import container as ctr
 from tests.imaging.factory import BLUE, GREEN, RED, WHITE, pillow_bytes, quadrants
 from tests.serve_process import pick_port, stop, wait_healthy
 
+# The image build (the first test's setup) fetches and installs packages: minutes, not seconds.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
+
 GRACE_S = 3
 UID = 10001
 
