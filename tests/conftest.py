@@ -8,7 +8,6 @@ import shutil
 import socket
 import subprocess
 import threading
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -22,6 +21,7 @@ from assetgate.app import create_app
 from assetgate.settings import Settings
 from tests.serve_process import Start, pick_port, serve
 from tests.sources.servers import ACCESS_KEY, REGION, SECRET_KEY, WEED, Seaweed, seaweed
+from tests.waiting import wait_until
 
 REQUIRE_ALL = os.environ.get("ASSETGATE_REQUIRE_ALL") == "1"
 
@@ -191,14 +191,14 @@ class RedisServer:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )  # fmt: skip
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if self._pong():
-                return
-            if self.process.poll() is not None:
-                break
-            time.sleep(0.02)
-        raise RuntimeError(f"redis-server did not start on port {self.port}")
+        process = self.process
+        wait_until(
+            lambda: self._pong() or process.poll() is not None,
+            timeout=20,
+            message=f"redis-server on port {self.port}",
+        )
+        if process.poll() is not None:
+            raise RuntimeError(f"redis-server did not start on port {self.port}")
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -258,11 +258,8 @@ def live_server(settings: Settings) -> Iterator[str]:
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        assert thread.is_alive(), "uvicorn stopped while starting"
-        time.sleep(0.02)
+    wait_until(lambda: server.started or not thread.is_alive(), timeout=30, message="uvicorn")
+    assert server.started, "uvicorn stopped while starting"
     port = server.servers[0].sockets[0].getsockname()[1]
     try:
         yield f"http://127.0.0.1:{port}"

@@ -10,12 +10,13 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+
+from tests.waiting import wait_until
 
 COMMAND = (sys.executable, "-m", "assetgate")  # the venv's ``assetgate``, whatever PATH says
 # Upstreams nobody listens on: a served process never reaches past loopback.
@@ -173,14 +174,18 @@ def wait_healthy(
     base: str, process: subprocess.Popen[bytes], log: Path, timeout: float = 60
 ) -> None:
     """Until ``base``/healthz answers 200; the process's log in the failure when it never does."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def answered() -> bool:
         if process.poll() is not None:
             raise AssertionError(f"{process.args} exited: {log.read_text(errors='replace')}")
         try:
-            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                return
+            return httpx.get(f"{base}/healthz", timeout=1).status_code == 200
         except httpx.HTTPError:
-            pass
-        time.sleep(0.05)
-    raise AssertionError(f"{process.args} did not answer: {log.read_text(errors='replace')}")
+            return False
+
+    wait_until(
+        answered,
+        timeout=timeout,
+        interval=0.05,
+        message=lambda: f"{process.args} answering: {log.read_text(errors='replace')}",
+    )

@@ -13,6 +13,8 @@ import pytest
 from assetgate.cpu import stop
 from assetgate.cpu.workgate import WorkGate
 from assetgate.errors import AppError
+from tests.cpu.gates import admitted
+from tests.waiting import wait_until_async
 
 pytestmark = pytest.mark.anyio
 
@@ -36,9 +38,9 @@ async def test_overflow_beyond_the_queue_is_503_with_retry_after() -> None:
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(occupy)  # runs
-        await anyio.sleep(0.05)
+        await wait_until_async(lambda: admitted(gate) == 1)
         tg.start_soon(occupy)  # waits in the queue
-        await anyio.sleep(0.05)
+        await wait_until_async(lambda: admitted(gate) == 2)
         with pytest.raises(AppError) as caught:
             await gate.run(release.wait, 5)
         assert caught.value.status == 503
@@ -55,7 +57,7 @@ async def test_a_queued_job_starts_while_the_event_loop_is_busy() -> None:
     async with anyio.create_task_group() as tg:
         tg.start_soon(gate.run, release.wait, 5)
         tg.start_soon(gate.run, second_started.set)
-        await anyio.sleep(0.05)
+        await wait_until_async(lambda: admitted(gate) == 2)
         release.set()
         # Blocks the event loop on purpose: only the pool's thread can start the second job now.
         assert second_started.wait(5)
@@ -89,9 +91,9 @@ async def test_close_drops_waiting_jobs() -> None:
     ran: list[str] = []
     async with anyio.create_task_group() as tg:
         tg.start_soon(gate.run, release.wait, 5)
-        await anyio.sleep(0.05)
+        await wait_until_async(lambda: admitted(gate) == 1)
         waiting = asyncio.ensure_future(gate.run(ran.append, "waiting"))
-        await anyio.sleep(0.05)
+        await wait_until_async(lambda: admitted(gate) == 2)
         gate.close()
         release.set()
     with pytest.raises(asyncio.CancelledError):
@@ -122,7 +124,7 @@ async def test_a_job_cancelled_before_a_thread_frees_up_never_runs() -> None:
     ran: list[str] = []
     first = asyncio.ensure_future(gate.run(release.wait, 5))
     second = asyncio.ensure_future(gate.run(ran.append, "cancelled"))
-    await anyio.sleep(0.05)  # both submitted: one running, one waiting in the pool
+    await wait_until_async(lambda: admitted(gate) == 2)  # one running, one waiting in the pool
     second.cancel()
     release.set()
     time.sleep(0.2)  # the loop is busy: the thread is free before the cancel is delivered
@@ -169,7 +171,7 @@ async def test_a_job_waiting_past_the_queue_wait_is_503_at_the_deadline() -> Non
     ran: list[str] = []
     async with anyio.create_task_group() as tg:
         tg.start_soon(gate.run, release.wait, 5)
-        await anyio.sleep(0.05)
+        await wait_until_async(lambda: admitted(gate) == 1)
         started = time.monotonic()
         with pytest.raises(AppError) as caught:
             await gate.run(ran.append, "late")
@@ -221,7 +223,7 @@ async def test_a_disconnected_client_stops_its_running_job(
         return {"type": "http.disconnect"}
 
     async def hang_up() -> None:
-        await anyio.sleep(0.1)
+        await wait_until_async(lambda: admitted(gate) == 1)  # the job is in the gate
         gone.set()
 
     started = time.monotonic()
@@ -267,9 +269,9 @@ async def test_memory_budget_holds_a_heavy_job_while_light_ones_pass() -> None:
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(partial(gate.run, heavy, "first", cost=60))
-        await anyio.sleep(0.05)
+        await wait_until_async(lambda: order == ["first start"])
         tg.start_soon(partial(gate.run, heavy, "second", cost=60))  # does not fit beside it
-        await anyio.sleep(0.05)
+        await wait_until_async(lambda: admitted(gate) == 2)
         assert await gate.run(order.append, "light", cost=10) is None  # fits: goes ahead
         assert order == ["first start", "light"]
         release.set()
@@ -284,9 +286,9 @@ async def test_a_job_over_the_whole_budget_runs_alone() -> None:
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(partial(gate.run, job, "small", cost=10))
-        await anyio.sleep(0.05)
+        await wait_until_async(lambda: order == ["small start"])
         tg.start_soon(partial(gate.run, job, "huge", cost=500))
-        await anyio.sleep(0.05)
+        await wait_until_async(lambda: admitted(gate) == 2)
         assert order == ["small start"]  # the huge one waits for the memory to be free
         release.set()
     assert order == ["small start", "small end", "huge start", "huge end"]
