@@ -180,7 +180,7 @@ async def test_a_job_waiting_past_the_queue_wait_is_503_at_the_deadline() -> Non
     assert caught.value.status == 503
     assert caught.value.headers["Retry-After"] == "1"
     assert caught.value.headers["Cache-Control"] == "no-store"
-    assert 0.15 <= waited < 1.5  # answered at the deadline, while the thread was still busy
+    assert 0.15 <= waited < 5  # answered at the deadline, while the thread was still busy
     assert ran == []  # and it never ran afterwards
     assert await gate.run(lambda: "free") == "free"
 
@@ -193,11 +193,11 @@ async def test_a_running_job_past_its_timeout_stops_with_a_503(
     gate = WorkGate(workers=1, queue=0, timeout_s=0.2)
     started = time.monotonic()
     with pytest.raises(AppError) as caught:
-        await gate.run(job(5))
+        await gate.run(job(30))  # the bug: it runs to its end
     assert caught.value.status == 503
     assert "0.2 s" in caught.value.message
     assert caught.value.headers["Retry-After"]
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 10  # not the job's 30 s: a busy machine keeps this
     assert await gate.run(lambda: "free") == "free"  # the next job is not killed
     gate.close()
 
@@ -206,9 +206,9 @@ async def test_a_cancelled_caller_stops_its_running_job_early() -> None:
     gate = WorkGate(workers=1, queue=0)
     started = time.monotonic()
     with anyio.move_on_after(0.1) as scope:
-        await gate.run(_stoppable(5))
+        await gate.run(_stoppable(30))
     assert scope.cancelled_caught
-    assert time.monotonic() - started < 2  # stopped at its next check, not after 5 s
+    assert time.monotonic() - started < 10  # stopped at its next check, not after 30 s
 
 
 @pytest.mark.parametrize("job", [_stoppable, _killed_only])
@@ -230,9 +230,9 @@ async def test_a_disconnected_client_stops_its_running_job(
     async with anyio.create_task_group() as tg:
         tg.start_soon(hang_up)
         with pytest.raises(AppError) as caught:
-            await gate.run(job(5), receive=receive)
+            await gate.run(job(30), receive=receive)
     assert caught.value.status == 499
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 10  # not the job's 30 s
     del caught
     gc.collect()  # an exception nobody retrieved is logged (with its traceback) when collected
     assert not [r for r in caplog.records if "never retrieved" in r.getMessage()]
@@ -244,9 +244,9 @@ async def test_deadlines_of_later_jobs_fire_after_earlier_jobs_ended() -> None:
     await anyio.sleep(0.4)  # past the first job's deadline: nothing fires for it
     started = time.monotonic()
     with pytest.raises(AppError) as caught:
-        await gate.run(_killed_only(5))
+        await gate.run(_killed_only(30))
     assert caught.value.status == 503
-    assert 0.25 <= time.monotonic() - started < 2
+    assert 0.25 <= time.monotonic() - started < 10  # its own deadline, not the job's 30 s
     gate.close()
 
 
