@@ -69,7 +69,7 @@ def _versions_kind(body: bytes) -> str | None:
     events = ijson.parse(io.BytesIO(body), use_float=True)
     for prefix, event, value in events:
         if prefix == "" and event == "map_key" and value == "versions":
-            return next(events)[1]
+            return str(next(events)[1])
     return None
 
 
