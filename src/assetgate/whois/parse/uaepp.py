@@ -10,8 +10,12 @@ The registrar section gives the handle (``registrar: ua.imena``) and the name
 (``organization``): the record carries the name, the handle stays in ``raw``. Contacts carry
 each value twice, as ``person`` and ``person-loc`` (the Ukrainian spelling); ``n/a`` means the
 registrant left it empty and is skipped, ``not published`` is the registry withholding it.
-``address`` lines are the street, then the city and, when there are three or more lines, the
-region; ``postal-code`` and ``country`` are fields of their own.
+``address`` lines are the street, then, when there are three or more lines, the region, and the
+city last (``1600 Amphitheatre Parkway`` / ``CA`` / ``Mountain View``); ``postal-code`` and
+``country`` are fields of their own. An organisation's contact repeats the organisation as the
+``person`` (``Google Inc.``, or transliterated ``Inc. Google``): that is no person's name, so
+the record's ``name`` stays empty. Only the domain object's ``status`` lines are the domain's;
+each contact object's ``status: ok`` / ``linked`` is the contact's.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import re
 from typing import Final
 
 from assetgate.whois.parse.blocks import Block, first, pair, split_address
-from assetgate.whois.parse.common import Builder, ContactBuilder
+from assetgate.whois.parse.common import Builder, ContactBuilder, same_party
 
 _HEADING: Final = re.compile(r"^%\s*([A-Za-z][A-Za-z ]*?)\s*:\s*$")
 SECTIONS: Final = {
@@ -98,6 +102,11 @@ def _value(block: Block, key: str) -> str | None:
     return None
 
 
+def _values(block: Block, key: str) -> list[str]:
+    """Every spelling of ``key``: ``person`` and ``person-loc`` may each be the one given."""
+    return [v for k, v in block if k in (key, f"{key}-loc") and v.lower() not in ABSENT]
+
+
 def _lines(block: Block, key: str) -> list[str]:
     for name in (key, f"{key}-loc"):
         lines = [v for k, v in block if k == name and v and v.lower() not in ABSENT]
@@ -107,8 +116,10 @@ def _lines(block: Block, key: str) -> list[str]:
 
 
 def _contact(contact: ContactBuilder, block: Block) -> None:
+    person = _value(block, "person")
+    if not any(same_party(person, org) for org in _values(block, "organization")):
+        contact.set("name", person)  # an organisation's contact repeats its name as the person
     for field, key in (
-        ("name", "person"),
         ("organization", "organization"),
         ("email", "e-mail"),
         ("phone", "phone"),
@@ -123,11 +134,9 @@ def _contact(contact: ContactBuilder, block: Block) -> None:
     known = {contact.postal_code, contact.country}
     lines = [line for line in lines if line not in known]
     if len(lines) >= 2:
-        city_at = len(lines) - 2 if len(lines) >= 3 else len(lines) - 1
-        contact.set("city", lines[city_at])
-        if len(lines) >= 3:
-            contact.set("state", lines[-1])
-        lines = lines[:city_at]
+        contact.set("city", lines.pop())
+        if len(lines) >= 2:
+            contact.set("state", lines.pop())
     for line in lines:
         contact.set("street", line)
 
