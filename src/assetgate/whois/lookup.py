@@ -108,7 +108,9 @@ def rdap_label(base: str, trusted: frozenset[tuple[str, str, int]], tld: str) ->
 
 def named_failure(label: str, exc: FetchError) -> FetchError:
     """``exc`` with the failing server's ``label`` in front; same type, same rate-limit flag."""
-    return type(exc)(f"{label}: {exc.reason}", rate_limited=exc.rate_limited)
+    return type(exc)(
+        f"{label}: {exc.reason}", rate_limited=exc.rate_limited, retry_after_s=exc.retry_after_s
+    )
 
 
 def referral_target(value: str) -> tuple[str, int] | None:
@@ -174,6 +176,8 @@ class Resolver:
         try:
             return await self._rdap(domain, bases, deadline)
         except FetchError as rdap_error:
+            if rdap_error.rate_limited:
+                raise  # a registry's quota: asking its port 43 (gone for most gTLDs) won't help
             try:
                 server = await self._port43_server(domain.tld, deadline)
                 answer = await self._port43(domain, server, deadline)

@@ -144,7 +144,9 @@ def parse_arnes(text: str) -> Builder:
     separated without a space (``client_delete_prohibited,client_update_prohibited``)."""
     builder = parse_blocks(split_blocks(text))
     for heading in _ARNES_WITHHELD.findall(text):
-        builder.contact("registrant" if heading.lower() == "domain holder" else "tech").redacted = True
+        builder.contact(
+            "registrant" if heading.lower() == "domain holder" else "tech"
+        ).redacted = True
     return builder
 
 
