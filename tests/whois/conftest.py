@@ -212,7 +212,7 @@ def _rdap_routes(rdap: RdapServer) -> None:
                     "title": "Forbidden",
                     "description": ["Number of allowed queries exceeded"],
                 },
-            ),  # fmt: skip
+            ),
             "/rdap/domain/quota422.org": HttpReply(422, {"errorCode": 422}),
             "/rdap/domain/forbidden.org": HttpReply(403, {"errorCode": 403, "title": "Forbidden"}),
             "/rdap/domain/broken.org": HttpReply(200, b"{not json"),

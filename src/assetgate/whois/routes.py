@@ -33,10 +33,10 @@ from assetgate.whois.bootstrap import BootstrapFile
 from assetgate.whois.domain import PARAM, Domain, normalise_tld, parse_domain, registrable
 from assetgate.whois.lookup import Resolver, WhoisAnswer
 from assetgate.whois.openapi import OPENAPI
+from assetgate.whois.rdap import DEFAULT_RETRY_AFTER_S
 from assetgate.whois.record import PARTIAL_REFERRAL, REFERRAL_REFUSED
 from assetgate.whois.render import render_record, render_text
 from assetgate.whois.servers import load_server_config
-from assetgate.whois.rdap import DEFAULT_RETRY_AFTER_S
 from assetgate.whois.upstream import FetchError
 
 log = logging.getLogger("assetgate.whois")

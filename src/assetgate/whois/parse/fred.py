@@ -5,9 +5,9 @@ The answer is RPSL-like objects separated by blank lines: the domain object (``d
 ``status:`` sentences, ``registered: 05.06.2002 20:00:00``, ``changed:``, ``expire: 06.05.2021``),
 then one ``contact:`` object per handle (``org:``, ``name:``, ``address:`` lines, ``phone:``,
 ``e-mail:``, and the contact's *own* ``created:``/``changed:``, never the domain's), the
-``nsset:`` object (``nserver: host (addresses)``, ``tech-c:``) and the ``keyset:`` object. Older FRED answers
-(.fo) give the name servers as an object without a handle and a contact's address as
-``street:``/``city:``/``postal code:``/``country:`` fields.
+``nsset:`` object (``nserver: host (addresses)``, ``tech-c:``) and the ``keyset:`` object.
+Older FRED answers (.fo) give the name servers as an object without a handle and a contact's
+address as ``street:``/``city:``/``postal code:``/``country:`` fields.
 
 ``address:`` lines come in a fixed order: street lines, the city, the postal code, an optional
 state or province, and the country code last (``1600 Amphitheatre Parkway`` / ``Mountain View``
