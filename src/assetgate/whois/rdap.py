@@ -2,13 +2,13 @@
 
 ``GET <base>domain/<A-label>`` with ``Accept: application/rdap+json``. 200 is a domain object,
 404 "not registered"; 429, 422 and a 403 whose body speaks of a quota are the server's rate
-limit (``rate_limited``, with the ``Retry-After`` it asked for, else 60 s). Redirects
-(rdap.org-style bootstraps, a registry moving hosts) are followed by hand, at most
-``MAX_REDIRECTS``, each target checked like the first URL: an origin from the operator's bootstrap file is trusted; anything else must be
-HTTPS on a public address, and the request is pinned to the address that was checked (the URL
-carries the IP, ``Host`` and TLS SNI carry the name, so the certificate is still verified
-against the name). Bodies are read up to ``RDAP_MAX_BYTES``. Failure reasons are bare ("answered
-503"): the caller prefixes the server's public name.
+limit (``rate_limited``, with the ``Retry-After`` it asked for, else 60 s). Redirects (rdap.org-
+style bootstraps, a registry moving hosts) are followed by hand, at most ``MAX_REDIRECTS``, each
+target checked like the first URL: an origin from the operator's bootstrap file is trusted;
+anything else must be HTTPS on a public address, and the request is pinned to the address that
+was checked (the URL carries the IP, ``Host`` and TLS SNI carry the name, so the certificate is
+still verified against the name). Bodies are read up to ``RDAP_MAX_BYTES``. Failure reasons are
+bare ("answered 503"): the caller prefixes the server's public name.
 """
 
 from __future__ import annotations
