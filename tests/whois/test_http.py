@@ -288,6 +288,7 @@ async def test_com_thin_registry_then_registrar(client: httpx.AsyncClient, env: 
     assert record["source"]["hops"] == 2
     assert record["source"]["cached"] is False
     assert record["source"]["fetched_at"].endswith("Z")
+    assert set(record["source"]["contacts_from"].values()) == {"referral 1: whois.registrar.test"}
     assert record["registrar"] == {
         "name": "Example Registrar, Inc.",
         "iana_id": "376",
@@ -522,6 +523,12 @@ async def test_rdap_registry_and_registrar(client: httpx.AsyncClient, env: Env) 
         "hops": 2,
         "fetched_at": record["source"]["fetched_at"],
         "cached": False,
+        # the registrar's RDAP answer (the registry's `related` link) gave the contacts
+        "contacts_from": {
+            "registrant": "referral 1: RDAP server for .org",
+            "admin": "referral 1: RDAP server for .org",
+            "tech": "referral 1: RDAP server for .org",
+        },
     }
     assert record["status"] == [
         "clientDeleteProhibited",

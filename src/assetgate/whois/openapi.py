@@ -44,6 +44,12 @@ RECORD_SCHEMA: Final[dict[str, Any]] = {
                 "hops": {"type": "integer", "minimum": 1},
                 "fetched_at": {"type": "string", "format": "date-time"},
                 "cached": {"type": "boolean"},
+                "contacts_from": {
+                    "type": "object",
+                    "description": "role (registrant, admin, tech, billing) -> the server "
+                    "whose answer gave that contact: the registry, or the registrar it referred to",
+                    "additionalProperties": {"type": "string"},
+                },
             },
         },
         "registrar": {
