@@ -179,3 +179,24 @@ def test_iedr_own_labels() -> None:
 )  # fmt: skip
 def test_fred_address_order(lines: list[str], parts: tuple[object, ...]) -> None:
     assert split_fred_address(lines) == parts
+
+
+def test_ua_second_level_zone_relayed_by_whois_ua() -> None:
+    """whois.ua relays lviv.ua & co. from their own servers between REDIRECT lines (the wrapper
+    and the ``Domain Name:`` first line are as in a public test suite's fixture; the further
+    labels are the usual ICANN ones, not copied from a captured answer). Before: the relayed
+    answer was read as UAEPP objects and gave nothing (``unparsed_format``)."""
+    text = (
+        "% This is the Ukrainian Whois query server #P.\n"
+        "% The object shown below is NOT in the UAEPP database.\n"
+        "% It has been obtained by querying a remote server:\n"
+        "% (whois.lviv.ua) at port 43.\n%\n% REDIRECT BEGIN\n\n"
+        "Domain Name: example.lviv.ua\nRegistrar: Example Registrar\n"
+        "Creation Date: 2005-03-01\nExpiration Date: 2027-03-01\n"
+        "Name Server: ns1.example.lviv.ua\n\n% REDIRECT END\n"
+    )
+    parsed = parse_whois(text, "ua")
+    assert parsed.domain == "example.lviv.ua"
+    assert parsed.registrar.name == "Example Registrar"
+    assert parsed.dates == Dates(created="2005-03-01T00:00:00Z", expires="2027-03-01T00:00:00Z")
+    assert parsed.name_servers == ("ns1.example.lviv.ua",)

@@ -6,6 +6,10 @@ heading and an underline: ``% Registrar:``, ``% Registrant:``, ``% Administrativ
 ``% Technical Contacts:``. The headings, not handles, say whose object follows, so they are
 kept while the other comment lines are dropped.
 
+Second-level zones that whois.ua does not hold (``lviv.ua``, ``kharkov.ua`` …) are answered
+by their own servers; whois.ua relays that answer between ``% REDIRECT BEGIN`` and ``% REDIRECT
+END`` comment lines, in ``Domain Name:``-style labels, and it is read with the ICANN rules.
+
 The registrar section gives the handle (``registrar: ua.imena``) and the name
 (``organization``): the record carries the name, the handle stays in ``raw``. Contacts carry
 each value twice, as ``person`` and ``person-loc`` (the Ukrainian spelling); ``n/a`` means the
@@ -25,8 +29,14 @@ from typing import Final
 
 from assetgate.whois.parse.blocks import Block, first, pair, split_address
 from assetgate.whois.parse.common import Builder, ContactBuilder, same_party
+from assetgate.whois.parse.icann import parse_icann
 
 _HEADING: Final = re.compile(r"^%\s*([A-Za-z][A-Za-z ]*?)\s*:\s*$")
+# whois.ua relays the second-level zones it does not hold (lviv.ua, kharkov.ua …) between
+# these comment lines, in the zone server's own ``Key: value`` layout.
+_REDIRECTED: Final = re.compile(
+    r"^%\s*REDIRECT BEGIN\s*$(.*?)(?:^%\s*REDIRECT END\s*$|\Z)", re.MULTILINE | re.DOTALL
+)
 SECTIONS: Final = {
     "domain record": "domain",  # the older UANIC layout
     "registrar": "registrar",
@@ -69,6 +79,9 @@ def split_sections(text: str) -> dict[str, list[Block]]:
 
 
 def parse_uaepp(text: str) -> Builder:
+    relayed = _REDIRECTED.search(text)
+    if relayed is not None:  # a second-level zone's own server, relayed: its layout, not UAEPP's
+        return parse_icann(relayed[1])
     builder = Builder()
     sections = split_sections(text)
     domain = next(iter(sections["domain"]), [])
