@@ -149,11 +149,12 @@ def test_ua_organisation_repeated_as_person_is_no_name() -> None:
     assert parsed.registrant.organization == "Google Inc."
 
 
-def test_iedr_own_labels() -> None:
+@pytest.mark.parametrize("first", ["Domain Name", "Domain"])
+def test_iedr_own_labels(first: str) -> None:
     """IEDR's labels as issue 40 quotes them (no captured answer in this layout was found in
     public test suites, so this text is written from the issue, not copied)."""
     text = (
-        "Domain Name: example.ie\nDomain Holder: Example Holdings Limited\n"
+        f"{first}: example.ie\nDomain Holder: Example Holdings Limited\n"
         "Account Name: Example Registrar Ltd\nRegistration Date: 21-March-2002\n"
         "Renewal Date: 21-March-2027\nRenewal status: Active\nLocked status: NRP\n"
         "Name Server: ns1.example.ie\n"

@@ -125,11 +125,12 @@ def parse_iedr(text: str) -> Builder:
     """
     if _ICANN_LABELS.search(text):
         builder = parse_icann(text)
-        for key, value in key_values(text):
-            if key in IEDR_LABELS:
-                apply_pair(builder, IEDR_LABELS[key], value)
-        return builder
-    return parse_blocks(rename(split_blocks(text), IEDR_KEYS))
+    else:
+        builder = parse_blocks(rename(split_blocks(text), IEDR_KEYS))
+    for key, value in key_values(text):
+        if key in IEDR_LABELS:
+            apply_pair(builder, IEDR_LABELS[key], value)
+    return builder
 
 
 _ARNES_WITHHELD: Final = re.compile(
