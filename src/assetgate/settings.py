@@ -13,10 +13,16 @@ from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 import limits
-from pydantic import Field, field_validator
+from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEMO_ROOT = Path(__file__).parent / "demo"
+#: Old variable -> the one that replaced it; the old name is still read for one release, and
+#: ``assetgate serve`` warns when it is set (``renamed_in_use``).
+RENAMED: dict[str, str] = {
+    "ASSETGATE_ORIGIN_CONNECT_TIMEOUT_S": "ASSETGATE_SOURCE_CONNECT_TIMEOUT_S",
+    "ASSETGATE_ORIGIN_READ_TIMEOUT_S": "ASSETGATE_SOURCE_READ_TIMEOUT_S",
+}
 MIN_SIGNING_KEY_LENGTH = 32
 
 
@@ -69,7 +75,9 @@ def check_source_url(value: str) -> str:
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="ASSETGATE_", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_prefix="ASSETGATE_", extra="ignore", populate_by_name=True
+    )
 
     # --- server -------------------------------------------------------------------------------
     host: str = "127.0.0.1"
@@ -180,8 +188,24 @@ class Settings(BaseSettings):
     s3_endpoint_url: str | None = None  # None: AWS_ENDPOINT_URL, else the AWS default
     s3_path_style: bool = False
     origin_allow_private: bool = False
-    origin_connect_timeout_s: float = Field(default=3.0, gt=0)
-    origin_read_timeout_s: float = Field(default=20.0, gt=0)
+    # Every remote read (origin, bucket, the result store): ASSETGATE_ORIGIN_*_TIMEOUT_S, the
+    # names before they covered buckets and the store, are read for one release (RENAMED).
+    source_connect_timeout_s: float = Field(
+        default=3.0,
+        gt=0,
+        validation_alias=AliasChoices(
+            "ASSETGATE_SOURCE_CONNECT_TIMEOUT_S",
+            "ASSETGATE_ORIGIN_CONNECT_TIMEOUT_S",
+        ),
+    )
+    source_read_timeout_s: float = Field(
+        default=20.0,
+        gt=0,
+        validation_alias=AliasChoices(
+            "ASSETGATE_SOURCE_READ_TIMEOUT_S",
+            "ASSETGATE_ORIGIN_READ_TIMEOUT_S",
+        ),
+    )
     source_cache_dir: Path = Field(default_factory=_default_sources)
     source_cache_bytes: int = Field(default=2 * 1024 * 1024 * 1024, ge=1)
     source_ttl_s: float = Field(default=300.0, ge=0)
@@ -299,3 +323,9 @@ class Settings(BaseSettings):
         if any(not 1 <= width <= 50_000 for width in value):
             raise ValueError("expected widths within 1..50000")
         return sorted(set(value))
+
+
+def renamed_in_use(environ: dict[str, str] | None = None) -> list[tuple[str, str]]:
+    """The old setting names set in ``environ`` (default: the process's), with their new names."""
+    env = os.environ if environ is None else environ
+    return [(old, new) for old, new in RENAMED.items() if old in env]
