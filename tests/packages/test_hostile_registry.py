@@ -7,14 +7,28 @@ dropped when the document arrives; the clean versions beside them still resolve.
 
 from __future__ import annotations
 
+import gzip
+import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from assetgate.settings import Settings
+from tests.conftest import app_client
+from tests.encodings import gzip_bomb, peak_memory, stacked, stacked_bomb
+from tests.errors import assert_json_error
 from tests.packages.test_files_http import store_rows
-from tests.packages.upstream import LibraryCatalog, Registry, json_reply, sri512
+from tests.packages.upstream import (
+    FakeUpstream,
+    LibraryCatalog,
+    Registry,
+    Reply,
+    json_reply,
+    sri512,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -88,3 +102,54 @@ async def test_library_files_without_a_catalog_sri(
     vouched = await npm.get("/npm/lib/nosri@1.0.0/ok.js?sri")
     assert vouched.status_code == 200
     assert vouched.json()["integrity"] == sri512(b"ok()")
+
+
+# --- issue 35, item 2: content codings from the registry and the catalog ----------------------
+
+
+async def test_stacked_codings_from_the_registry_are_refused(
+    npm: httpx.AsyncClient, registry: Registry, upstream: FakeUpstream
+) -> None:
+    registry.publish("stack", "1.0.0", {"index.js": b"export {}"})
+    doc = json.dumps(registry.docs["stack"]).encode()
+    upstream.routes["/stack"] = Reply(stacked(doc), headers={"Content-Encoding": "gzip, gzip"})
+    refused = await npm.get("/npm/stack@^1/index.js")
+    assert_json_error(refused, 502, "registry: upstream sent more than one content coding")
+    registry.publish("onegzip", "1.0.0", {"index.js": b"export {}"})
+    doc = json.dumps(registry.docs["onegzip"]).encode()
+    upstream.routes["/onegzip"] = Reply(gzip.compress(doc), headers={"Content-Encoding": "gzip"})
+    served = await npm.get("/npm/onegzip@1.0.0/index.js")  # one coding is what HTTP allows
+    assert served.status_code == 200
+    assert served.content == b"export {}"
+
+
+async def test_a_registry_bomb_is_capped_on_decoded_bytes(
+    pkg_settings: Callable[..., Settings], registry: Registry, upstream: FakeUpstream
+) -> None:
+    registry.publish("bomb", "1.0.0", {"index.js": b"export {}"})
+    upstream.routes["/bomb"] = Reply(stacked_bomb(), headers={"Content-Encoding": "gzip, gzip"})
+    upstream.routes["/bomb2"] = Reply(gzip_bomb(), headers={"Content-Encoding": "gzip"})
+    async with app_client(pkg_settings(packument_max_bytes=1024 * 1024)) as client:
+        with peak_memory() as peak:
+            stacked_answer = await client.get("/npm/bomb@^1/index.js")
+            bomb_answer = await client.get("/npm/bomb2@^1/index.js")
+    assert_json_error(stacked_answer, 502, "more than one content coding")
+    assert_json_error(bomb_answer, 502, "larger than ASSETGATE_PACKUMENT_MAX_BYTES")
+    assert peak[0] < 16 * 1024 * 1024  # each decoded step is small; nothing whole is kept
+
+
+async def test_stacked_codings_from_the_search_catalogs_are_a_warning(
+    npm: httpx.AsyncClient, registry: Registry, catalog: LibraryCatalog, upstream: FakeUpstream
+) -> None:
+    registry.add_search("lodash", "4.17.21", "Lodash.")
+    catalog.add("lodashlib", "1.0.0", {"l.js": b"l()"})
+    answer = json.dumps({"objects": registry.search_objects, "total": 1, "time": "now"})
+    upstream.routes["/-/v1/search"] = Reply(
+        stacked(answer.encode()), headers={"Content-Encoding": "gzip, gzip"}
+    )
+    found = await npm.get("/npm/search", params={"q": "lodash"})
+    assert found.status_code == 200
+    body = found.json()
+    assert [hit["name"] for hit in body["results"]] == ["lodashlib"]
+    assert len(body["warnings"]) == 1
+    assert "npm" in body["warnings"][0]

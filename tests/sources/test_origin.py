@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +13,8 @@ import pytest
 
 from assetgate.settings import Settings
 from tests.conftest import app_client
+from tests.encodings import gzip_bomb, peak_memory, stacked
+from tests.errors import assert_json_error
 from tests.sources.images import RED, near, pixel, quadrant_bmp, size_of
 from tests.sources.servers import Origin, endless, metric, redirect_to, stalled, status
 
@@ -211,3 +214,42 @@ async def test_an_origin_going_down_serves_the_copy_it_holds(
     assert ready.status_code == 200
     assert metric(metrics, "assetgate_source_cache_requests_total", result="stale") == 1
     assert metric(metrics, "assetgate_source_fetch_errors_total", status="502") == 1
+
+
+# --- issue 35, item 2: content codings from an origin -----------------------------------------
+
+
+def coded(body: bytes, coding: str) -> Callable[[Any], None]:
+    def answer(handler: Any) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Encoding", coding)
+        handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body)
+
+    return answer
+
+
+async def test_stacked_codings_are_refused_naming_the_source(
+    node: Callable[..., Settings], origin: Origin
+) -> None:
+    origin.routes["/static/stacked.bmp"] = coded(stacked(quadrant_bmp()), "gzip, gzip")
+    origin.routes["/static/gzipped.bmp"] = coded(gzip.compress(quadrant_bmp()), "gzip")
+    async with app_client(node()) as client:
+        refused = await client.get("/stacked.bmp?width=10")
+        served = await client.get("/gzipped.bmp?width=32&format=png")
+    assert_json_error(refused, 502, "source /: sent more than one content coding")
+    assert served.status_code == 200, served.text  # one coding is undone, as HTTP says
+    assert size_of(served.content) == (32, 24)
+
+
+async def test_a_gzip_bomb_is_capped_on_decoded_bytes_in_small_steps(
+    node: Callable[..., Settings], origin: Origin
+) -> None:
+    origin.routes["/static/bomb.bmp"] = coded(gzip_bomb(), "gzip")
+    async with app_client(node(max_source_bytes=1024 * 1024)) as client:
+        with peak_memory() as peak:
+            answer = await client.get("/bomb.bmp?width=10")
+    assert_json_error(answer, 413, "source file is over the limit of 1048576 bytes")
+    # httpx decoded each 64 KiB read whole: 64 MiB in one call. Now a step is 256 KiB.
+    assert peak[0] < 16 * 1024 * 1024

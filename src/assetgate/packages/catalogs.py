@@ -24,6 +24,7 @@ from assetgate.packages.address import EXACT_LIBRARY_VERSION, LIBRARY_NAME, is_p
 from assetgate.packages.merge import Hit, Kind
 from assetgate.packages.packument import keep_tags, keep_version, parse_packument
 from assetgate.packages.versions import Dist, Packument
+from assetgate.web.upstream_body import BadBody, TooLarge, read_body
 
 PACKUMENT_MAX_BYTES: Final = 32 * 1024 * 1024  # ASSETGATE_PACKUMENT_MAX_BYTES' default
 SEARCH_MAX_BYTES: Final = 4 * 1024 * 1024
@@ -45,8 +46,9 @@ async def fetch_body(
     accept: str = "application/json",
     too_large: str = "upstream answer is too large",
 ) -> bytes:
-    """GET ``url`` -> its body, at most ``max_bytes`` (AppError 502 ``too_large`` beyond);
-    an upstream AppError: 404 for a 404, 502/504 otherwise."""
+    """GET ``url`` -> its decoded body, at most ``max_bytes`` (AppError 502 ``too_large``
+    beyond; read by ``web.upstream_body``); an upstream AppError: 404 for a 404, 502/504
+    otherwise."""
     try:
         async with asyncio.timeout(timeout_s):
             async with http.stream(
@@ -56,19 +58,15 @@ async def fetch_body(
                     raise AppError.upstream("not found upstream", 404)
                 if response.status_code != 200:
                     raise AppError.upstream(f"upstream answered {response.status_code}")
-                declared = response.headers.get("content-length", "")
-                if declared.isdigit() and int(declared) > max_bytes:
-                    raise AppError.upstream(too_large)
-                body = bytearray()
-                async for chunk in response.aiter_bytes():
-                    body += chunk
-                    if len(body) > max_bytes:
-                        raise AppError.upstream(too_large)
+                return await read_body(response, max_bytes)
+    except TooLarge as exc:
+        raise AppError.upstream(too_large) from exc
+    except BadBody as exc:
+        raise AppError.upstream(f"upstream {exc.reason}") from exc
     except TimeoutError as exc:
         raise AppError.upstream("upstream timed out", 504) from exc
     except httpx.HTTPError as exc:
         raise AppError.upstream("upstream unreachable") from exc
-    return bytes(body)
 
 
 async def fetch_json(

@@ -46,6 +46,7 @@ from assetgate.packages.tarball import (
 )
 from assetgate.packages.versions import Packument, is_exact, resolve_version
 from assetgate.resources import Resources
+from assetgate.web.upstream_body import BadBody, TooLarge, decoded_chunks
 
 log = logging.getLogger("assetgate.packages")
 
@@ -265,7 +266,6 @@ class Packages:
     ) -> None:
         """Stream ``url`` into ``target`` while hashing; verify before returning."""
         digest = expected.new_hash() if expected is not None else None
-        received = 0
         try:
             async with asyncio.timeout(DOWNLOAD_DEADLINE_S):
                 async with self.http.stream("GET", url) as response:
@@ -273,19 +273,15 @@ class Packages:
                         raise AppError.not_found(f"{what} not found upstream")
                     if response.status_code != 200:
                         raise AppError.upstream(f"{what}: upstream answered {response.status_code}")
-                    declared = response.headers.get("content-length", "")
-                    if declared.isdigit() and int(declared) > max_bytes:
-                        raise AppError.too_large(f"{what} exceeds the configured size limit")
                     with target.open("wb") as out:
-                        async for chunk in response.aiter_raw(CHUNK_BYTES):
-                            received += len(chunk)
-                            if received > max_bytes:
-                                raise AppError.too_large(
-                                    f"{what} exceeds the configured size limit"
-                                )
+                        async for chunk in decoded_chunks(response, max_bytes):
                             if digest is not None:
                                 digest.update(chunk)
                             out.write(chunk)
+        except TooLarge as exc:
+            raise AppError.too_large(f"{what} exceeds the configured size limit") from exc
+        except BadBody as exc:
+            raise AppError.upstream(f"{what}: upstream {exc.reason}") from exc
         except TimeoutError as exc:
             raise AppError.upstream(f"{what}: download timed out", status=504) from exc
         except httpx.HTTPError as exc:

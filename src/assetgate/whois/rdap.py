@@ -6,8 +6,8 @@ registry moving hosts) are followed by hand, at most ``MAX_REDIRECTS``, each tar
 the first URL: an origin from the operator's bootstrap file is trusted; anything else must be
 HTTPS on a public address, and the request is pinned to the address that was checked (the URL
 carries the IP, ``Host`` and TLS SNI carry the name, so the certificate is still verified
-against the name). Bodies are read up to ``RDAP_MAX_BYTES``. Failure reasons are bare ("answered
-503"): the caller prefixes the server's public name.
+against the name). Bodies are read by ``web.upstream_body``, up to ``RDAP_MAX_BYTES`` decoded
+bytes. Failure reasons are bare ("answered 503"): the caller prefixes the server's public name.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
 
+from assetgate.web.upstream_body import BadBody, TooLarge, read_body
 from assetgate.whois.bootstrap import origin
 from assetgate.whois.upstream import FetchError, RefusedServer, public_address
 
@@ -97,12 +98,13 @@ def pin_url(url: str, address: str) -> str:
 
 
 async def _read_capped(response: httpx.Response) -> bytes:
-    body = bytearray()
-    async for chunk in response.aiter_bytes():
-        body += chunk
-        if len(body) > RDAP_MAX_BYTES:
-            raise FetchError(f"answer exceeds {RDAP_MAX_BYTES // 1024} KiB")
-    return bytes(body)
+    """The decoded body (``web.upstream_body``: one coding at most, undone off the loop)."""
+    try:
+        return await read_body(response, RDAP_MAX_BYTES)
+    except TooLarge:
+        raise FetchError(f"answer exceeds {RDAP_MAX_BYTES // 1024} KiB") from None
+    except BadBody as exc:
+        raise FetchError(exc.reason) from None
 
 
 def _decoded(url: str, body: bytes) -> RdapAnswer:
