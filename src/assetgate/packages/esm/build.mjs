@@ -11,11 +11,18 @@
 // script of the package runs; the one plugin is below. Nothing outside the package's folder is
 // read: every resolved path is checked, and tsconfig discovery is pinned to an empty file.
 //
-// Job: {dir, name, subpath, out, externals: {pkg: "/npm/pkg@1.2.3"}, minify, target}
+// Job: {dir, name, subpath, out, externals: {pkg: "/npm/pkg@1.2.3"}, dependencies: [pkg],
+//       pending, minify, target}
 //   dir/node_modules/<name>/  the package's files
-//   externals                 every dependency, peer dependency and the package itself, pinned:
+//   externals                 what is pinned already (the package itself, for its other entries):
 //                             `import` of them becomes an import of "<base>[/<sub>]/+esm";
 //                             require() of them gets that module's CommonJS value.
+//   dependencies, pending     every dependency and peer dependency, not yet pinned: an import of
+//                             one becomes "/npm/<dep>@<pending>[/<sub>]/+esm", and assetgate pins
+//                             only the ones the module really imports (`pending` is a random token
+//                             per build, replaced by the exact version after the build).
+// A bare import's subpath is normalised ("a/./b//c" is "a/b/c"); one that would leave the
+// dependency ("..", "?", "#", "%", "\\") fails the build: the URL must stay a pinned module.
 import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -45,6 +52,34 @@ function splitBare(spec) {
   const parts = spec.split("/");
   const take = spec.startsWith("@") ? 2 : 1;
   return [parts.slice(0, take).join("/"), parts.slice(take).join("/")];
+}
+
+const SEGMENT = /^[A-Za-z0-9._~!$&'()*+,;=:@-]+$/;
+
+// The subpath of a bare import as a path inside its package, or null when it leaves it.
+function cleanSub(sub) {
+  const kept = [];
+  for (const segment of sub.split("/")) {
+    if (segment === "" || segment === ".") continue;
+    if (segment === ".." || !SEGMENT.test(segment)) return null;
+    kept.push(segment);
+  }
+  return kept.join("/");
+}
+
+const dependencies = new Set(job.dependencies || []);
+
+// The module URL a bare import of a dependency (or of the package itself) becomes.
+function externalUrl(pkg, sub) {
+  const base = Object.hasOwn(job.externals, pkg)
+    ? job.externals[pkg]
+    : dependencies.has(pkg)
+      ? `/npm/${pkg}@${job.pending}`
+      : null;
+  if (base === null) return undefined;
+  const clean = cleanSub(sub);
+  if (clean === null) return null;
+  return `${base}${clean ? "/" + clean : ""}/+esm`;
 }
 
 // Named exports of a CommonJS file, following relative re-exports (module.exports = require("./x")).
@@ -94,8 +129,11 @@ const guardPlugin = {
       if (args.pluginData === "checking" || args.kind === "entry-point") return undefined;
       if (/^[^./]/.test(args.path) && !/^[a-z]+:/i.test(args.path)) {
         const [pkg, sub] = splitBare(args.path);
-        if (Object.hasOwn(job.externals, pkg)) {
-          const url = `${job.externals[pkg]}${sub ? "/" + sub : ""}/+esm`;
+        const url = externalUrl(pkg, sub);
+        if (url === null) {
+          return { errors: [{ text: `${args.path} leaves the package ${pkg}` }] };
+        }
+        if (url !== undefined) {
           if (args.kind === "require-call") return { path: url, namespace: "assetgate-require" };
           imports.add(url);
           return { path: url, external: true };

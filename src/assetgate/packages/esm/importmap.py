@@ -7,6 +7,10 @@ of it is in the graph; where several versions of a specifier are, ``imports`` ke
 request named (else the highest) and ``scopes`` maps the others for the packages that use them.
 ``integrity`` holds the sha512 SRI of every module URL, so the browser checks each one it loads.
 The modules import each other by pinned URL already; the map makes bare names work in the page.
+
+Bounded before the work: each level of the graph is counted before it is built (at most
+``MAX_MODULES`` modules, ``MAX_DEPTH`` levels), and the route gives the whole map a deadline
+(``ASSETGATE_IMPORTMAP_TIMEOUT_S``).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from assetgate.packages.integrity import make_sri
 
 MAX_REQUESTED: Final = 32
 MAX_MODULES: Final = 400
+MAX_DEPTH: Final = 32  # import levels below the requested modules
 BUILDS_AT_ONCE: Final = 4
 
 
@@ -139,10 +144,17 @@ async def resolve_graph(
             return await modules.ensure(ref.name, ref.version, ref.subpath)
 
     level = list(dict.fromkeys(top))
+    depth = 0
     while level:
+        # Counted before the level is built: a graph too wide or too deep is refused before its
+        # builds, not after them (a chain of 450 modules once ran 100 s of builds first).
         if len(graph) + len(level) > MAX_MODULES:
             expected = f"packages whose import graph has at most {MAX_MODULES} modules"
             raise AppError.bad_param("pkg", expected)
+        if depth > MAX_DEPTH:
+            expected = f"packages whose imports are at most {MAX_DEPTH} levels deep"
+            raise AppError.bad_param("pkg", expected)
+        depth += 1
         built = await asyncio.gather(*(build(ref) for ref in level))
         following: list[ModuleRef] = []
         for ref, module in zip(level, built, strict=True):
