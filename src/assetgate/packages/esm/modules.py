@@ -58,7 +58,7 @@ log = logging.getLogger("assetgate.packages")
 
 DEPENDENCY_FIELDS: Final = ("optionalDependencies", "peerDependencies", "dependencies")
 MAX_MANIFEST_BYTES: Final = 1024 * 1024
-MAX_DEPENDENCIES: Final = 512
+MAX_DEPENDENCIES: Final = 4096  # declared names: only the imported ones are ever fetched
 RESOLVES_AT_ONCE: Final = 8  # registry documents fetched at once for one build's imports
 COSTLY_TTL_S: Final = 600.0  # a build past its deadline or memory, remembered per version
 _UNSAFE_IN_URL: Final = frozenset("?#%\\")
