@@ -127,7 +127,7 @@ class Settings(BaseSettings):
     esm_build_memory_bytes: int = Field(default=2 * 1024 * 1024 * 1024, ge=512 * 1024 * 1024)
     esm_build_workers: int = Field(default=0, ge=0)  # 0: half the cores, at least one
     esm_build_queue: int = Field(default=16, ge=0)
-    importmap_timeout_s: float = Field(default=30.0, gt=0)
+    importmap_timeout_s: float = Field(default=120.0, gt=0)
     # The service's own address as browsers reach it, for the absolute URLs of import maps; None:
     # the request's (its Host header, so behind a proxy or a CDN set this).
     public_url: str | None = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from assetgate.packages import ingest
 from assetgate.settings import Settings
 from tests.conftest import app_client
 from tests.encodings import gzip_bomb, peak_memory, stacked, stacked_bomb
@@ -153,3 +155,37 @@ async def test_stacked_codings_from_the_search_catalogs_are_a_warning(
     assert [hit["name"] for hit in body["results"]] == ["lodashlib"]
     assert len(body["warnings"]) == 1
     assert "npm" in body["warnings"][0]
+
+
+# --- issue 35, item 8: a huge package document is resolved off the event loop -----------------
+
+
+async def test_a_range_over_many_versions_is_resolved_off_the_event_loop(
+    npm: httpx.AsyncClient, registry: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A range whose answer is not ``latest`` scans every version: with 290k versions that held
+    the event loop 6-7 s (``/healthz`` waited). The scan now runs on a worker thread."""
+    registry.publish("many", "1.0.0", {"index.js": b"one"})
+    doc: dict[str, Any] = registry.docs["many"]
+    first = doc["versions"]["1.0.0"]
+    for minor in range(2000):
+        version = f"2.{minor}.0"
+        doc["versions"][version] = {**first, "version": version}
+    doc["dist-tags"]["latest"] = "2.1999.0"
+    registry.upstream.routes["/many"] = json_reply(doc)
+    scanned_on: list[str] = []
+    original = ingest.resolve_version
+
+    def watched(packument: Any, spec: str) -> str | None:
+        scanned_on.append(threading.current_thread().name)
+        return original(packument, spec)
+
+    monkeypatch.setattr(ingest, "resolve_version", watched)
+    answer = await npm.get("/npm/many@^1.0.0/index.js")
+    assert answer.status_code == 302
+    assert answer.headers["x-resolved-version"] == "1.0.0"
+    assert scanned_on
+    assert threading.main_thread().name not in scanned_on  # was the event loop's thread
+    latest = await npm.get("/npm/many@^2.0.0/index.js")  # latest satisfies: no scan at all
+    assert latest.headers["x-resolved-version"] == "2.1999.0"
+    assert len(scanned_on) == 1

@@ -18,6 +18,7 @@ from typing import Final
 import ijson
 
 from assetgate.errors import AppError
+from assetgate.packages.integrity import parse_sri
 from assetgate.packages.versions import Dist, Packument, is_exact, is_tag
 
 MAX_DESCRIPTION_CHARS: Final = 1024
@@ -34,7 +35,10 @@ def reduce_version(meta: object) -> tuple[Dist, bool] | None:
     dist = meta.get("dist")
     if not isinstance(dist, Mapping) or not isinstance(dist.get("tarball"), str):
         return None
-    found = Dist(dist["tarball"], _str(dist.get("integrity")), _str(dist.get("shasum")))
+    integrity = _str(dist.get("integrity"))
+    # The sha1 is only ever used when there is no usable SRI: not kept beside one.
+    shasum = None if parse_sri(integrity) is not None else _str(dist.get("shasum"))
+    found = Dist(dist["tarball"], integrity, shasum)
     return found, bool(meta.get("deprecated"))
 
 
