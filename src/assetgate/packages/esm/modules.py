@@ -233,8 +233,8 @@ class Modules:
                 )
                 imports = await self._run(bundler, job, files, (name, version), where)
                 body = await anyio.to_thread.run_sync(job.out.read_bytes)
-            used = [_pending_dep(url, pending) for url in imports]
-            pins = await self._pin(where, ranges, filter(None, used))
+            used = {dep for url in imports if (dep := _pending_dep(url, pending)) in ranges}
+            pins = await self._pin(where, ranges, used)
             body, imports = _pinned(body, imports, pending, pins)
             if not all(is_module_url(url, {name, *pins}) for url in imports):
                 raise AppError.upstream(f"cannot build {where}: an import is no pinned module")
