@@ -99,7 +99,17 @@ def resolve_version(packument: Packument, spec: str) -> str | None:
     wanted = _range(spec.strip())
     if settled or wanted is None:
         return found
-    candidates = [v for v in map(_version, packument.dists) if v is not None]
-    fresh = [v for v in candidates if str(v) not in packument.deprecated]
-    chosen = wanted.select(fresh) or wanted.select(candidates)
+    # One pass keeping only the best two: no list of every parsed version (290k of them, kept
+    # alive, made each garbage collection walk them all while the event loop waited).
+    best: Version | None = None
+    best_fresh: Version | None = None
+    for text in packument.dists:
+        parsed = _version(text)
+        if parsed is None or not wanted.match(parsed):
+            continue
+        if best is None or parsed > best:
+            best = parsed
+        if text not in packument.deprecated and (best_fresh is None or parsed > best_fresh):
+            best_fresh = parsed
+    chosen = best_fresh or best
     return None if chosen is None else str(chosen)
