@@ -21,8 +21,10 @@
 //                             one becomes "/npm/<dep>@<pending>[/<sub>]/+esm", and assetgate pins
 //                             only the ones the module really imports (`pending` is a random token
 //                             per build, replaced by the exact version after the build).
+//   An `import` of any other bare name stays as it is (the page's map names it).
 // A bare import's subpath is normalised ("a/./b//c" is "a/b/c"); one that would leave the
-// dependency ("..", "?", "#", "%", "\\") fails the build: the URL must stay a pinned module.
+// package ("..", "?", "#", "%", "\\") fails the build: the URL must stay a pinned module, and a
+// bare name left for the page's map must not climb out of the package the map names.
 import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -139,13 +141,24 @@ const guardPlugin = {
           return { path: url, external: true };
         }
       }
-      // Anything else must resolve to a file of the package itself.
+      // Anything else must resolve to a file of the package itself ...
       const found = await build.resolve(args.path, {
         kind: args.kind,
         importer: args.importer,
         resolveDir: args.resolveDir,
         pluginData: "checking",
       });
+      // ... except an `import` of a bare name the package does not depend on (an optional
+      // peer, as htm/preact's "preact"): it stays a bare import for the page's own import map.
+      // require() of one still fails: it would only throw later, in the browser.
+      const bare = /^[^./]/.test(args.path) && !/^[a-z]+:/i.test(args.path);
+      const missing = found.errors.length || (found.namespace === "file" && !inside(found.path));
+      if (bare && missing && (args.kind === "import-statement" || args.kind === "dynamic-import")) {
+        const [pkg, sub] = splitBare(args.path);
+        const clean = cleanSub(sub);
+        if (clean === null) return { errors: [{ text: `${args.path} leaves the package ${pkg}` }] };
+        return { path: clean ? `${pkg}/${clean}` : pkg, external: true };
+      }
       if (found.errors.length) return { errors: found.errors };
       if (found.external || found.namespace !== "file") return found;
       if (!inside(found.path)) {

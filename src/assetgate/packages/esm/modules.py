@@ -188,6 +188,10 @@ class Modules:
 
         return dict(await asyncio.gather(*(pin(dep) for dep in sorted(set(used)))))
 
+    async def manifest(self, name: str, version: str) -> Mapping[str, object]:
+        """The stored ``package.json`` of an ingested version ({} when none or unreadable)."""
+        return await self._manifest(name, version)
+
     async def _manifest(self, name: str, version: str) -> Mapping[str, object]:
         row = self.store.file("npm", name, version, "package.json")
         blob = None if row is None else self.store.blob_path(row.blob)
