@@ -102,9 +102,10 @@ async def test_a_build_stops_when_its_client_leaves(
             with pytest.raises(httpx.ReadTimeout):
                 await client.get("/npm/left@1.0.0/+esm", timeout=3)  # waits, then leaves
             assert started(launches) == 1
-            # The client is gone: its build is killed, not run to its end for nobody.
+            # The client is gone: its build is killed, not run to its end for nobody, and its
+            # folder removed.
             await until(lambda: processes_working_in(tmp_path / "store") == [], 10)
-            assert list((tmp_path / "store" / "tmp").glob("esm-*")) == []
+            await until(lambda: list((tmp_path / "store" / "tmp").glob("esm-*")) == [], 10)
             assert esm_rows(tmp_path / "store") == 0
             assert (await client.get("/healthz")).status_code == 200
 
@@ -180,6 +181,7 @@ async def test_an_imported_dependency_that_cannot_be_pinned_is_named(
         "dep/%2e%2e/x",
         "dep/a\\\\..\\\\b",
         "wide-self/../../x@latest",
+        "undeclared/../../x@latest/y.js",  # a bare name left to the page's map, climbing out
     ],
 )
 async def test_an_import_leaving_its_package_fails_the_build(
