@@ -29,6 +29,7 @@ from assetgate.web.upstream_body import BadBody, TooLarge, read_body
 PACKUMENT_MAX_BYTES: Final = 32 * 1024 * 1024  # ASSETGATE_PACKUMENT_MAX_BYTES' default
 SEARCH_MAX_BYTES: Final = 4 * 1024 * 1024
 ABBREVIATED: Final = "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8"
+DEPRECATED: Final = ',"deprecated":"yes"'
 
 
 class Refused(AppError):
@@ -143,6 +144,29 @@ def packument_to_json(packument: Packument) -> dict[str, object]:
             for version, d in packument.dists.items()
         },
     }
+
+
+def packument_text(packument: Packument) -> str:
+    """``packument_to_json`` as JSON text, encoded a version at a time: one ``json.dumps`` of
+    290k versions is one C call holding the GIL (and so the event loop) for a second or more,
+    even on a worker thread."""
+    head = {
+        "name": packument.name,
+        "description": packument.description,
+        "dist-tags": dict(packument.dist_tags),
+    }
+    dumps = json.dumps
+    # Strings only, no dict per version: 290k new containers also cost the event loop (each
+    # garbage collection walks them).
+    deprecated = packument.deprecated
+    entries = ",".join(
+        f'{dumps(version)}:{{"dist":{{"tarball":{dumps(d.tarball)},'
+        f'"integrity":{dumps(d.integrity)},"shasum":{dumps(d.shasum)}}}'
+        + (DEPRECATED if version in deprecated else "")
+        + "}"
+        for version, d in packument.dists.items()
+    )
+    return json.dumps(head, separators=(",", ":"))[:-1] + ',"versions":{' + entries + "}}"
 
 
 async def fetch_packument(

@@ -207,7 +207,7 @@ class Packages:
         return packument
 
     def _save_packument(self, name: str, packument: Packument) -> None:
-        self.store.save_packument(name, catalogs.packument_to_json(packument))
+        self.store.save_packument(name, catalogs.packument_text(packument))
 
     async def _stale_packument(self, name: str) -> Packument | None:
         return await anyio.to_thread.run_sync(self._load_stale_packument, name)
