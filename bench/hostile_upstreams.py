@@ -1,6 +1,6 @@
 """Issue 35's attacks on the package library, measured against ``assetgate serve`` on loopback.
 
-    .venv/bin/python bench/hostile_upstreams.py           # all four, a few minutes on 2 cores
+    .venv/bin/python bench/hostile_upstreams.py           # all five, a few minutes on 2 cores
     .venv/bin/python bench/hostile_upstreams.py bomb big  # some of them
 
 Each attack is one request to a server of its own (one worker), while ``/healthz`` is asked every
@@ -15,14 +15,18 @@ held, the machine's noise divided out as far as it can be).
 - ``wide``: ``+esm`` of a package declaring 512 dependencies it never imports (item 9; needs the
   bundler, ``python -m assetgate.packages.esm.install``).
 - ``chain``: ``/npm/importmap`` of a chain of 450 modules each importing the next (item 10).
+- ``builds``: three ``+esm`` builds that take their whole deadline, an image render meanwhile,
+  then the builds' clients leave (item 4).
 
 The registry is the tests' loopback registry (``tests/packages/upstream.py``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -170,6 +174,89 @@ def attack(
         server.stop()
 
 
+def slow_builds(registry: Registry, registry_url: str, work: Path) -> str:
+    """Three builds that each take their whole 20 s deadline (a node that sleeps first stands
+    for 3,000 CommonJS files requiring each other), then an image render: its wall time, and
+    how long the builds' processes outlive their clients once those leave."""
+    from PIL import Image
+
+    node = shutil.which("node")
+    assert node is not None
+    wrapper = work / "slow-node"
+    wrapper.write_text(f'#!/bin/sh\nsleep 30\nexec {node} "$@"\n')
+    wrapper.chmod(0o755)
+    for i in range(3):
+        registry.publish(f"slow{i}", "1.0.0", {"index.mjs": b"export default 1;"},
+                         manifest={"main": "index.mjs"})  # fmt: skip
+    Image.new("RGB", (1200, 800), (200, 10, 10)).save(work / "red.png")
+    port = loadgen.free_port()
+    store = work / "builds"
+    server = loadgen.start_server(
+        "builds",
+        [str(ASSETGATE), "serve", "--port", str(port), "--workers", "1"],
+        port=port,
+        health_path="/healthz",
+        log=work / "builds.log",
+        env={
+            **os.environ,
+            "ASSETGATE_ROOT": str(work),
+            "ASSETGATE_STORE": str(store),
+            "ASSETGATE_NPM_REGISTRY": registry_url + "/",
+            "ASSETGATE_RATE_LIMIT_PARTS": "",
+            "ASSETGATE_ESM_NODE": str(wrapper),
+        },
+    )
+    try:
+        clients = [httpx.Client(base_url=server.base_url, timeout=8) for _ in range(3)]
+        threads = [
+            threading.Thread(target=lambda c=c, i=i: _ignore(c.get, f"/npm/slow{i}@1.0.0/+esm"))
+            for i, c in enumerate(clients)
+        ]
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + 20
+        while len(_bundlers(store)) < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)  # the first build is running
+        time.sleep(3.0)  # and the others had their time to start or queue
+        building = len(_bundlers(store))
+        started = time.perf_counter()
+        image = httpx.get(f"{server.base_url}/red.png?width=400&format=webp", timeout=60)
+        render_s = time.perf_counter() - started
+        for thread in threads:
+            thread.join()  # each client gave up after 8 s
+        for client in clients:
+            client.close()
+        left = time.perf_counter()
+        while _bundlers(store) and time.perf_counter() - left < 30:
+            time.sleep(0.05)
+        outlived = time.perf_counter() - left
+        return (
+            f"image during 3 slow builds ({building} build processes running):"
+            f" {image.status_code} in {render_s:.2f} s;"
+            f" builds left running {outlived:.2f} s after their clients left"
+            f" ({len(_bundlers(store))} processes remain)"
+        )
+    finally:
+        server.stop()
+
+
+def _ignore(call: Callable[[str], object], path: str) -> None:
+    with contextlib.suppress(httpx.HTTPError):  # the client gives up: that is the point
+        call(path)
+
+
+def _bundlers(folder: Path) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "cwd").resolve().is_relative_to(folder):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
 def main(chosen: list[str]) -> int:
     upstream = FakeUpstream().start()
     registry = Registry(upstream)
@@ -216,6 +303,8 @@ def main(chosen: list[str]) -> int:
                     manifest={"main": "index.mjs", "dependencies": {} if last else {nxt: "1.0.0"}},
                 )
             outcomes.append(attack("chain", upstream.url, work, "/npm/importmap?pkg=link0@1.0.0"))
+        if "builds" in chosen:
+            print(slow_builds(registry, upstream.url, work), flush=True)
     finally:
         upstream.stop()
     print()
@@ -237,4 +326,4 @@ def fetched(upstream: FakeUpstream, prefix: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:] or ["bomb", "big", "wide", "chain"]))
+    sys.exit(main(sys.argv[1:] or ["bomb", "big", "wide", "chain", "builds"]))
