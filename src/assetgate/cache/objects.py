@@ -193,6 +193,20 @@ class ObjectTier:
         found = await obstore.get_async(self.store, key)
         return bytes(await found.bytes_async())
 
+    async def delete(self, keys: list[str]) -> int:
+        """Delete the objects ``keys`` (a purge): how many were there. Raises when the store
+        cannot answer (a purge must say so, not claim it deleted nothing); absent ones are fine."""
+        deleted = 0
+        for key in keys:
+            async with asyncio.timeout(WRITE_TIMEOUT_S):
+                try:
+                    await obstore.head_async(self.store, key)
+                except FileNotFoundError:
+                    continue
+                await obstore.delete_async(self.store, key)
+            deleted += 1
+        return deleted
+
     def put_later(self, key: str, data: bytes) -> asyncio.Task[None] | None:
         """Write in the background; dropped when the store is down or too many writes wait."""
         if not self.available or len(self._writes) >= MAX_PENDING_WRITES:
