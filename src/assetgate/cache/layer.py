@@ -369,22 +369,22 @@ class Cache(Generic[T]):
         if path is not None and self.index is not None:
             self.index.add(path, tier_key)
 
-    def forget(self, tier_keys: set[str]) -> tuple[int, int]:
-        """Drop this cache's entries among ``tier_keys`` from memory and the local disk (a purge
-        on this node); (entries dropped from memory, files deleted). Blocks on the disk: run it
-        on a worker thread or with few keys."""
-        mine = {key for key in tier_keys if key.startswith(f"{self.name}:")}
-        keys = {key.removeprefix(f"{self.name}:") for key in mine}
-        memory = sum(self.memory.pop(key) for key in keys)
+    def forget(self, tier_keys: set[str]) -> int:
+        """Drop this cache's entries among ``tier_keys`` from this process's memory, with the
+        failures and aliases remembered for them (a purge on this node; the disk is the
+        caller's: one directory serves every cache). How many entries were held."""
+        prefix = f"{self.name}:"
+        mine = {key for key in tier_keys if key.startswith(prefix)}
+        keys = {key.removeprefix(prefix) for key in mine}
+        dropped = sum(self.memory.pop(key) for key in keys)
         for key in keys:
             self._failures.pop(key)
         for alias, named in list(self._aliases.items()):
             if named in keys or self._alias_key(alias) in mine:
                 self._aliases.pop(alias, None)
-        disk = 0 if self.disk is None else sum(self.disk.delete(key) for key in mine)
-        if memory or disk:
+        if dropped:
             self._gauge()
-        return memory, disk
+        return dropped
 
     def _tier_key(self, key: str) -> str:
         return f"{self.name}:{key}"
