@@ -42,7 +42,7 @@ from assetgate.optimizer.watermarks import NO_WATERMARKS, Watermarks, fingerprin
 from assetgate.part import PageLink, Part, part_state
 from assetgate.resources import Resources, resources
 from assetgate.serving.answer import FoundFile, answer
-from assetgate.serving.tags import Tags
+from assetgate.serving.tags import Tags, edge_seconds
 from assetgate.settings import Settings
 from assetgate.web.http import READ_METHODS
 from assetgate.web.params import read_str
@@ -162,7 +162,9 @@ def _tags(request: Request, settings: Settings, name: str, *, tagged: bool) -> T
     if cleaned is None:
         return None
     preset = request.query_params.get(PRESET_PARAM) if tagged else None
-    return Tags("/" + cleaned, "optimizer", preset, headers=tuple(settings.cache_tag_headers))
+    edge_s = edge_seconds(settings.edge_revalidate_s, settings.cache_control)
+    headers = tuple(settings.cache_tag_headers)
+    return Tags("/" + cleaned, "optimizer", preset, headers=headers, edge_s=edge_s)
 
 
 def _preflight_cors(settings: Settings) -> Mapping[str, str]:

@@ -35,7 +35,7 @@ from assetgate.packages.store import FileRow, Namespace
 from assetgate.resources import resources
 from assetgate.serving.answer import AnyVariant, FoundFile, Variant, answer
 from assetgate.serving.prepared import Prepared
-from assetgate.serving.tags import Tags
+from assetgate.serving.tags import Tags, edge_seconds
 from assetgate.serving.versions import FileVersion, identify_path
 
 ASSET_QUERY: Final = ("min", "compress", "safe")
@@ -108,9 +108,11 @@ def _tags(request: Request, key: tuple[Namespace, str, str], path: str) -> Tags:
     public = (
         f"/npm/{name}@{version}/{path}" if ns == "npm" else f"/npm/{ns}/{name}@{version}/{path}"
     )
-    headers = tuple(resources(request).settings.cache_tag_headers)
+    settings = resources(request).settings
+    headers = tuple(settings.cache_tag_headers)
     package = (name, version) if ns == "npm" else None
-    return Tags(public, "packages", package=package, headers=headers)
+    edge_s = edge_seconds(settings.edge_revalidate_s, PINNED_CACHE)
+    return Tags(public, "packages", package=package, headers=headers, edge_s=edge_s)
 
 
 def pinned_variant(found: FileRow) -> Variant[Never]:

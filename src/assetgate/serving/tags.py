@@ -26,12 +26,22 @@ from urllib.parse import quote
 
 CACHE_TAG: Final = "Cache-Tag"
 SURROGATE_KEY: Final = "Surrogate-Key"
+EDGE_EXPIRES: Final = "X-Accel-Expires"
 #: Header name (lower case, as the setting spells it) -> (header, separator).
 HEADERS: Final = {"cache-tag": (CACHE_TAG, ","), "surrogate-key": (SURROGATE_KEY, " ")}
 MAX_TAGS: Final = 50  # CloudFront: tags per object
 MAX_TAG_CHARS: Final = 256  # CloudFront: characters per tag
 # Kept as they are: unreserved characters and the few that read well in a path or a package name.
 _SAFE: Final = "/:@+=!$&'()*;~"
+
+
+def edge_seconds(revalidate_s: int, cache_control: str) -> int:
+    """``ASSETGATE_EDGE_REVALIDATE_S`` for answers a shared cache may keep at all (X-Accel-Expires
+    would make nginx keep a ``no-store`` or ``private`` answer)."""
+    lowered = cache_control.lower()
+    if any(word in lowered for word in ("no-store", "private", "no-cache")):
+        return 0
+    return revalidate_s
 
 
 def tag(kind: str, value: str) -> str:
@@ -68,6 +78,9 @@ class Tags:
     preset: str | None = None
     package: tuple[str, str] | None = None  # (name, version) of a package file
     headers: tuple[str, ...] = ("cache-tag", "surrogate-key")  # ASSETGATE_CACHE_TAG_HEADERS
+    # How long nginx in front keeps the answer before it asks again (``X-Accel-Expires``, which
+    # nginx obeys over Cache-Control and never passes on): how soon a purge reaches it. 0: unsaid.
+    edge_s: int = 0
 
     def values(self) -> tuple[str, ...]:
         """The tags, at most ``MAX_TAGS``: the file's own first, folders nearest the root last."""
@@ -81,9 +94,10 @@ class Tags:
         return tuple(own[:MAX_TAGS])
 
     def fields(self) -> dict[str, str]:
-        """The header fields that carry the tags (none when the setting names none)."""
+        """The header fields that carry the tags (none when the setting names none), and the
+        edge's lifetime when one is set."""
         values = self.values()
-        found: dict[str, str] = {}
+        found: dict[str, str] = {EDGE_EXPIRES: str(self.edge_s)} if self.edge_s else {}
         for name in self.headers:
             header, separator = HEADERS[name]
             found[header] = separator.join(values)
