@@ -164,7 +164,7 @@ class HotLane:
         info = still_direct(replay.path, replay.depth)
         current = None if info is None else stat_key(info)
         if replay.fresh_until != math.inf and time.monotonic() >= replay.fresh_until:
-            version = None  # a remote copy due for revalidation: the route asks its source
+            current = None  # a remote copy due for revalidation: the route asks its source
         version = self.versions.peek(replay.version) if current == replay.version else None
         prepared = None if version is None else version.blocks.get(replay.variant)
         if version is None or prepared is None:
