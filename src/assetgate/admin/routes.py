@@ -22,6 +22,7 @@ from starlette.responses import JSONResponse, Response
 from assetgate.admin import cdn
 from assetgate.admin.log import PurgeLog, node_name
 from assetgate.admin.node import purge_here
+from assetgate.admin.openapi import OPENAPI
 from assetgate.admin.orders import Order, parse_request
 from assetgate.admin.purge import AdminState, run_purge
 from assetgate.errors import AppError
@@ -101,5 +102,6 @@ PART = Part(
     prefixes=(PATH,),
     endpoints={PATH: purge},
     methods=METHODS,
+    openapi=OPENAPI,
     lifespan=lifespan,
 )
