@@ -179,3 +179,18 @@ async def test_a_purge_answer_says_what_the_cdn_acknowledged(
     assert metric(metrics, "assetgate_purged_objects_total", tier="memory") == 1
     assert CF_TOKEN not in caplog.text
     assert ADMIN not in caplog.text
+
+
+async def test_cloudfront_without_credentials_sends_nothing_and_says_why(
+    make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no shared credentials file either
+    with cdn_api((201, {}, b"")) as api:
+        settings = make_settings(cloudfront_purge_url=api.base, cloudfront_distribution="D")
+        async with httpx.AsyncClient() as http:
+            (outcome,) = await cdn.purge(http, cdn.configured(settings), ["path:/a.jpg"])
+    assert api.seen == []
+    assert outcome.failed == ["path:/a.jpg"]
+    assert outcome.errors == ["no AWS credentials"]

@@ -44,6 +44,10 @@ MAX_WAIT_S: Final = 2.0
 CLOUDFRONT_API: Final = "2020-05-31"
 
 
+class Unconfigured(Exception):
+    """A CDN's request cannot be made (no credentials): reported, nothing sent."""
+
+
 @dataclass(frozen=True, slots=True)
 class Call:
     """One batch's request: what a CDN's API documents."""
@@ -146,22 +150,22 @@ def _cloudfront(settings: Settings, now: Callable[[], datetime]) -> Cdn | None:
 
     def request(tags: list[str]) -> Call:
         credentials = _aws_credentials()
+        if credentials is None:
+            raise Unconfigured("no AWS credentials")
+        key, secret, token = credentials
         body = invalidation_batch([f"#{tag}" for tag in tags], f"assetgate-{uuid.uuid4().hex}")
-        headers = {"Content-Type": "application/xml"}
-        if credentials is not None:
-            key, secret, token = credentials
-            headers = sign(
-                "POST",
-                endpoint,
-                headers,
-                body,
-                access_key=key,
-                secret_key=secret,
-                session_token=token,
-                region="us-east-1",  # CloudFront's API is global, signed for us-east-1
-                service="cloudfront",
-                now=now(),
-            )
+        headers = sign(
+            "POST",
+            endpoint,
+            {"Content-Type": "application/xml"},
+            body,
+            access_key=key,
+            secret_key=secret,
+            session_token=token,
+            region="us-east-1",  # CloudFront's API is global, signed for us-east-1
+            service="cloudfront",
+            now=now(),
+        )
         return Call(endpoint, headers, body)
 
     return Cdn("cloudfront", 100, request, lambda answer: answer.status_code == 201)
@@ -183,7 +187,11 @@ def _wait(answer: httpx.Response | None, attempt: int) -> float:
 
 async def _send(http: httpx.AsyncClient, cdn: Cdn, batch: list[str], outcome: Outcome) -> None:
     for attempt in range(ATTEMPTS):
-        call = cdn.request(batch)
+        try:
+            call = cdn.request(batch)
+        except Unconfigured as exc:
+            error = str(exc)
+            break
         answer: httpx.Response | None = None
         outcome.calls += 1
         try:
