@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 import limits
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEMO_ROOT = Path(__file__).parent / "demo"
@@ -117,6 +117,12 @@ class Settings(BaseSettings):
     store: Path = Field(default_factory=_default_store)
     store_max_bytes: int = Field(default=2 * 1024 * 1024 * 1024, ge=1)
     npm_registry: str | None = None
+    # private and scoped registries, what may be served (issue 39; docs/packages.md)
+    npmrc: Path | None = None  # an .npmrc: registry=, @scope:registry=, //host/:_authToken=
+    packages_allow: Annotated[list[str], NoDecode] = Field(default_factory=list)  # globs
+    packages_deny: Annotated[list[str], NoDecode] = Field(default_factory=list)  # globs
+    packages_token: SecretStr | None = Field(default=None, repr=False)  # clients must send ...
+    packages_token_scopes: Annotated[list[str], NoDecode] = Field(default_factory=list)  # these
     library_api: str = "https://api.cdnjs.com"
     library_files: str = "https://cdnjs.cloudflare.com/ajax/libs"
     upstream_timeout_s: float = Field(default=10.0, gt=0)
@@ -343,6 +349,9 @@ class Settings(BaseSettings):
         "whois_restricted_tlds",
         "signing_keys",
         "allowed_widths",
+        "packages_allow",
+        "packages_deny",
+        "packages_token_scopes",
         mode="before",
     )
     @classmethod
@@ -371,6 +380,16 @@ class Settings(BaseSettings):
         for index, key in enumerate(value, start=1):
             if len(key) < MIN_SIGNING_KEY_LENGTH:
                 raise ValueError(f"key {index} is shorter than {MIN_SIGNING_KEY_LENGTH} characters")
+        return value
+
+    @field_validator("packages_token")
+    @classmethod
+    def _long_token(cls, value: SecretStr | None) -> SecretStr | None:
+        """A guessable token guards nothing; an empty one is no token."""
+        if value is None or not value.get_secret_value():
+            return None
+        if len(value.get_secret_value()) < MIN_SIGNING_KEY_LENGTH:
+            raise ValueError(f"shorter than {MIN_SIGNING_KEY_LENGTH} characters")
         return value
 
     @field_validator("allowed_widths")
