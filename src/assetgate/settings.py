@@ -222,13 +222,13 @@ class Settings(BaseSettings):
     cache_tag_headers: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: ["cache-tag", "surrogate-key"]
     )
-    admin_token: str | None = Field(default=None, repr=False)  # None: /admin/purge is a 404
+    admin_token: SecretStr | None = Field(default=None, repr=False)  # None: /admin/purge is a 404
     cdn_purge_url: str | None = None  # a Cloudflare-shaped API base
     cdn_purge_zone: str | None = None
-    cdn_purge_token: str | None = Field(default=None, repr=False)
+    cdn_purge_token: SecretStr | None = Field(default=None, repr=False)
     fastly_purge_url: str | None = "https://api.fastly.com"
     fastly_service: str | None = None
-    fastly_token: str | None = Field(default=None, repr=False)
+    fastly_token: SecretStr | None = Field(default=None, repr=False)
     cloudfront_purge_url: str | None = "https://cloudfront.amazonaws.com"
     cloudfront_distribution: str | None = None
     edge_revalidate_s: int = Field(default=0, ge=0, le=86400)  # nginx's X-Accel-Expires; 0: off
@@ -259,17 +259,17 @@ class Settings(BaseSettings):
 
     @field_validator("admin_token", "cdn_purge_token", "fastly_token")
     @classmethod
-    def _token(cls, value: str | None) -> str | None:
+    def _token(cls, value: SecretStr | None) -> SecretStr | None:
         """An empty value is no token."""
-        if value is None or not value.strip():
+        if value is None or not value.get_secret_value().strip():
             return None
         return value
 
     @field_validator("admin_token")
     @classmethod
-    def _long_admin_token(cls, value: str | None) -> str | None:
+    def _long_admin_token(cls, value: SecretStr | None) -> SecretStr | None:
         """A short token is guessable; refused at start rather than trusted."""
-        if value is not None and len(value) < MIN_ADMIN_TOKEN_LENGTH:
+        if value is not None and len(value.get_secret_value()) < MIN_ADMIN_TOKEN_LENGTH:
             raise ValueError(f"shorter than {MIN_ADMIN_TOKEN_LENGTH} characters")
         return value
 

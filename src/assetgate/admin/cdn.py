@@ -89,7 +89,8 @@ def _cloudflare(settings: Settings) -> Cdn | None:
     if not (url and zone and token):
         return None
     endpoint = f"{url}/zones/{zone}/purge_cache"
-    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    bearer = f"Bearer {token.get_secret_value()}"
+    headers = {"Authorization": bearer, "Content-Type": "application/json"}
 
     def request(tags: list[str]) -> Call:
         return Call(endpoint, headers, json.dumps({"tags": tags}).encode())
@@ -109,7 +110,7 @@ def _fastly(settings: Settings) -> Cdn | None:
         return None
     endpoint = f"{url}/service/{service}/purge"
     headers = {
-        "Fastly-Key": token,
+        "Fastly-Key": token.get_secret_value(),
         "Content-Type": "application/json",
         "Accept": "application/json",
     }

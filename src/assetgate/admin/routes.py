@@ -85,7 +85,7 @@ async def purge(request: Request) -> Response:
         raise AppError.not_found()
     if request.method != "POST":
         raise AppError.method_not_allowed(request.method, "POST")
-    if not _authorised(request, token):
+    if not _authorised(request, token.get_secret_value()):
         res.metrics.purges.labels(result="refused").inc()
         raise AppError(401, "admin token missing or wrong", headers={"WWW-Authenticate": "Bearer"})
     try:
