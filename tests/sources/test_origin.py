@@ -161,12 +161,6 @@ async def test_mounts_pick_the_longest_prefix(
     assert origin.hits == ["/static/q.bmp"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="src/assetgate/serving/hotlane.py _replay: the due check's `version = None` is "
-    "overwritten on the next line, so the lane replays a remote copy past ASSETGATE_SOURCE_TTL_S "
-    "while requests keep coming (the old test's single request after a 1 s sleep hid it)",
-)
 async def test_the_hot_lane_replays_a_remote_copy_only_while_it_is_fresh(
     node: Callable[..., Settings], origin: Origin
 ) -> None:
