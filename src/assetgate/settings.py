@@ -170,6 +170,8 @@ class Settings(BaseSettings):
     header_timeout_s: float = Field(default=10.0, gt=0)
     idle_timeout_s: float = Field(default=30.0, gt=0)
     max_connections: int = Field(default=4096, ge=1)
+    body_min_rate: int = Field(default=1024, ge=0)  # bytes per second after the grace; 0: off
+    body_grace_s: float = Field(default=10.0, gt=0)
     signing_keys: Annotated[list[str], NoDecode] = Field(default_factory=list, repr=False)
     presets: Path | None = None
     allowed_widths: Annotated[list[int], NoDecode] = Field(default_factory=list)

@@ -6,11 +6,13 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections.abc import Iterator
 
 import httpx
 import pytest
 
-from tests.deploy.conftest import FRESH_S, RATE_LIMIT, Edge
+from tests.deploy.conftest import FRESH_S, RATE_LIMIT, Edge, run_edge
+from tests.imaging.factory import jpeg
 
 WEBP = "image/avif,image/webp,*/*;q=0.8"
 JPEG_ONLY = "image/png,image/*;q=0.8,*/*;q=0.5"
@@ -216,3 +218,74 @@ def test_a_long_url_reaches_assetgate_and_an_overlong_one_gets_its_json_414(edge
     refused = get(edge, "/photo.jpg?width=40&x=" + "a" * 20_000)
     assert refused.status_code == 414
     assert refused.json()["code"] == 414
+
+
+UPLOAD_HEAD = (
+    b"POST /api/convert HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; "
+    b"boundary=b\r\nContent-Length: 100000\r\n\r\n--b\r\n"
+)
+
+
+@pytest.fixture(scope="module")
+def busy_edge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Edge]:
+    """Behind nginx, processes with a work budget of 4 running requests each."""
+    with run_edge(tmp_path_factory.mktemp("busy"), limit_concurrency="4") as running:
+        yield running
+
+
+def open_uploads(port: int, count: int) -> list[socket.socket]:
+    sockets = []
+    for _ in range(count):
+        sock = socket.create_connection(("127.0.0.1", port))
+        sock.sendall(UPLOAD_HEAD)
+        sockets.append(sock)
+    return sockets
+
+
+def test_trickling_uploads_are_held_by_nginx_not_by_assetgate(busy_edge: Edge) -> None:
+    """Issue 35, item 1: with request buffering off, 12 trickling uploads streamed through took
+    12 places of the processes' budget of 4 + 4 and every request was a 503. nginx now spools
+    the body and holds the trickle itself."""
+    uploads = open_uploads(busy_edge.port, 12)
+    try:
+        time.sleep(0.5)
+        for _ in range(5):
+            for sock in uploads:
+                sock.sendall(b"x")
+            for _ in range(4):  # nginx takes turns: both processes are asked
+                started = time.monotonic()
+                assert get(busy_edge, "/healthz").status_code == 200
+                assert time.monotonic() - started < 2.0
+    finally:
+        for sock in uploads:
+            sock.close()
+
+
+def test_past_16_uploads_under_way_from_one_address_nginx_answers_429(busy_edge: Edge) -> None:
+    uploads = open_uploads(busy_edge.port, 16)
+    try:
+        time.sleep(0.3)
+        response = httpx.post(
+            f"{busy_edge.url}/api/convert",
+            files={"images": ("a.png", b"\x89PNG", "image/png")},
+            timeout=10,
+        )
+        assert response.status_code == 429
+        assert response.json()["code"] == 429
+        assert response.headers["retry-after"] == "10"
+    finally:
+        for sock in uploads:
+            sock.close()
+    # Once they are gone, an upload passes the edge, whole, and is converted.
+    deadline = time.monotonic() + 10
+    while True:
+        converted = httpx.post(
+            f"{busy_edge.url}/api/convert",
+            files={"images": ("a.jpg", jpeg(64, 48), "image/jpeg")},
+            timeout=30,
+        )
+        if converted.status_code != 429 or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert converted.status_code == 200
+    assert converted.headers["content-type"] == "image/webp"
