@@ -248,34 +248,34 @@ def test_past_the_connection_budget_the_slowest_upload_makes_room(
 def test_a_body_below_the_minimum_rate_is_cut_after_the_grace(root: Path, tmp_path: Path) -> None:
     """One byte every 0.25 s passes the idle deadline forever; the body deadline (100 B/s after
     1 s) closes it, while an upload at a decent rate is left alone."""
-    with serve(
-        tmp_path,
-        root=str(root),
-        log_level="warning",
-        idle_timeout_s="30",
-        body_min_rate="100",
-        body_grace_s="1",
-    ) as server:
-        with (
-            socket.create_connection(("127.0.0.1", server.port)) as slow,
-            socket.create_connection(("127.0.0.1", server.port)) as steady,
-        ):
-            slow.sendall(UPLOAD_HEAD)
-            steady.sendall(UPLOAD_HEAD)
-            slow.setblocking(False)
-            steady.setblocking(False)
-            started = time.monotonic()
-            cut = None
-            while time.monotonic() - started < 8 and cut is None:
-                trickle([slow])
-                with contextlib.suppress(OSError):
-                    steady.send(b"y" * 200)  # 800 B/s
-                time.sleep(0.25)
-                if closed_by_server(slow):
-                    cut = time.monotonic() - started
-            assert cut is not None, "the trickling body was never cut"
-            assert cut < 4.0, cut
-            assert not closed_by_server(steady)
+    with (
+        serve(
+            tmp_path,
+            root=str(root),
+            log_level="warning",
+            idle_timeout_s="30",
+            body_min_rate="100",
+            body_grace_s="1",
+        ) as server,
+        socket.create_connection(("127.0.0.1", server.port)) as slow,
+        socket.create_connection(("127.0.0.1", server.port)) as steady,
+    ):
+        slow.sendall(UPLOAD_HEAD)
+        steady.sendall(UPLOAD_HEAD)
+        slow.setblocking(False)
+        steady.setblocking(False)
+        started = time.monotonic()
+        cut = None
+        while time.monotonic() - started < 8 and cut is None:
+            trickle([slow])
+            with contextlib.suppress(OSError):
+                steady.send(b"y" * 200)  # 800 B/s
+            time.sleep(0.25)
+            if closed_by_server(slow):
+                cut = time.monotonic() - started
+        assert cut is not None, "the trickling body was never cut"
+        assert cut < 4.0, cut
+        assert not closed_by_server(steady)
 
 
 def test_an_answer_the_client_stops_reading_is_cut_at_the_idle_deadline(
