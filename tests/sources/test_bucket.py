@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import socket
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -228,6 +230,33 @@ async def _until_shared(weed: Seaweed, bucket: str, fingerprint: str) -> None:
                 return
         await asyncio.sleep(0.05)
     raise AssertionError("node A never shared the new version's fingerprint")
+
+
+async def test_a_refused_store_connection_is_a_502_not_a_timeout(
+    node: Callable[..., Settings], free_port: Callable[[], int]
+) -> None:
+    """Issue 35, item 13: obstore's error text names its ``retry_timeout`` setting, and a refused
+    connection was answered 504 "no answer within 20 s" in 0.08 s."""
+    async with app_client(node(s3_endpoint_url=f"http://127.0.0.1:{free_port()}")) as client:
+        answer = await client.get("/a.bmp?width=10")
+    assert answer.status_code == 502
+    assert answer.json() == {"error": "source /: unreachable", "code": 502}
+
+
+async def test_a_store_that_never_answers_is_a_504_after_the_deadline(
+    node: Callable[..., Settings],
+) -> None:
+    with socket.socket() as silent:  # accepts connections (the kernel's backlog), answers nothing
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        endpoint = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        async with app_client(node(s3_endpoint_url=endpoint, source_read_timeout_s=1.0)) as client:
+            started = time.monotonic()
+            answer = await client.get("/a.bmp?width=10")
+            elapsed = time.monotonic() - started
+    assert answer.status_code == 504
+    assert answer.json() == {"error": "source /: no answer within 1 s", "code": 504}
+    assert 0.9 < elapsed < 5
 
 
 async def test_wrong_credentials_are_a_502_naming_the_source_and_nothing_else(

@@ -47,6 +47,7 @@ class Metrics:
     source_fetch_bytes: Counter  # source, kind
     source_fetch_errors: Counter  # source, kind, status (404, 413, 502, 504)
     source_cache: Counter  # source, result (hit | miss | revalidated | stale)
+    source_cache_events: Counter  # event (partial_removed | disk_full | evicted_for_space)
     result_store: Counter  # result (hit | miss | error | skipped)
 
     @classmethod
@@ -132,6 +133,14 @@ class Metrics:
                 "assetgate_source_cache_requests",
                 "Source-cache lookups: hit, miss (fetched), revalidated (304), stale (source down)",
                 ["source", "result"],
+                registry=registry,
+            ),
+            source_cache_events=Counter(
+                "assetgate_source_cache_events",
+                "Source-cache housekeeping: partial downloads removed at start (partial_removed), "
+                "copies not written for lack of space (disk_full), copies evicted to make room "
+                "(evicted_for_space).",
+                ["event"],
                 registry=registry,
             ),
             result_store=Counter(
