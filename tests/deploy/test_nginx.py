@@ -220,6 +220,43 @@ def test_a_long_url_reaches_assetgate_and_an_overlong_one_gets_its_json_414(edge
     assert refused.json()["code"] == 414
 
 
+def test_a_long_url_is_cached_like_any_other(edge: Edge) -> None:
+    """Issue 35, item 13: a cache key over ~4 KiB did not fit nginx's default proxy_buffer_size
+    ("cache key too large" in the log) and such URLs were never cached."""
+    target = "/photo.jpg?width=41&x=" + "b" * 15_000  # under ASSETGATE_MAX_URL_BYTES (16 KiB)
+    first = get(edge, target, JPEG_ONLY)
+    again = get(edge, target, JPEG_ONLY)
+    assert first.status_code == again.status_code == 200
+    assert [first.headers["x-cache-status"], again.headers["x-cache-status"]] == ["MISS", "HIT"]
+    log = (edge.config.parent / "error.log").read_text(errors="replace")
+    assert "cache key" not in log
+
+
+def test_a_repeated_media_range_cannot_poison_the_cache(edge: Edge) -> None:
+    """Issue 35, item 3: ``image/webp;q=0,image/webp`` got WebP from assetgate (the last range
+    won) while nginx put it in the ``auto`` bucket: browsers without WebP then got WebP. Now a
+    repeated range keeps its lowest weight, as the edge reads it."""
+    target = "/photo.jpg?width=42"
+    poison = get(edge, target, "image/webp;q=0,image/webp")
+    assert poison.headers["content-type"] == "image/jpeg"
+    victim = get(edge, target, JPEG_ONLY)
+    assert victim.headers["content-type"] == "image/jpeg"
+
+
+def test_a_spelling_the_edge_reads_otherwise_is_never_kept(edge: Edge) -> None:
+    """A quoted parameter hides ``;q=0`` from nginx's pattern: nginx files it under ``auto``,
+    assetgate reads WebP with q=1. The answer is WebP for this client only, marked
+    ``X-Accel-Expires: 0`` (not passed on), and the next client of ``auto`` gets its JPEG."""
+    target = "/photo.jpg?width=43"
+    odd = get(edge, target, 'image/webp;x=";q=0;", image/webp')
+    assert odd.headers["content-type"] == "image/webp"
+    assert "x-accel-expires" not in odd.headers
+    victim = get(edge, target, JPEG_ONLY)
+    assert victim.headers["content-type"] == "image/jpeg"
+    assert victim.headers["x-cache-status"] == "MISS"
+    assert get(edge, target, JPEG_ONLY).headers["x-cache-status"] == "HIT"
+
+
 UPLOAD_HEAD = (
     b"POST /api/convert HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; "
     b"boundary=b\r\nContent-Length: 100000\r\n\r\n--b\r\n"
