@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 import limits
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import AliasChoices, Field, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEMO_ROOT = Path(__file__).parent / "demo"
@@ -212,6 +212,8 @@ class Settings(BaseSettings):
     source_cache_bytes: int = Field(default=2 * 1024 * 1024 * 1024, ge=1)
     source_ttl_s: float = Field(default=300.0, ge=0)
     result_store: str | None = None
+    # The secret that authenticates result-store entries (keyed MAC); every node has the same.
+    result_store_key: str | None = Field(default=None, repr=False, validate_default=True)
 
     @field_validator("rate_limit")
     @classmethod
@@ -273,6 +275,19 @@ class Settings(BaseSettings):
         if value is not None and not value.startswith("s3://"):
             raise ValueError("expected s3://bucket[/prefix]")
         return None if value is None else check_source_url(value)
+
+    @field_validator("result_store_key")
+    @classmethod
+    def _store_key(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """Without it an entry forged by anyone who can write the bucket is served as a hit."""
+        if value is None and info.data.get("result_store") is not None:
+            raise ValueError(
+                "required when ASSETGATE_RESULT_STORE is set: a secret of at least "
+                f"{MIN_SIGNING_KEY_LENGTH} characters every node shares"
+            )
+        if value is not None and len(value) < MIN_SIGNING_KEY_LENGTH:
+            raise ValueError(f"shorter than {MIN_SIGNING_KEY_LENGTH} characters")
+        return value
 
     @field_validator("work_dir")
     @classmethod

@@ -48,7 +48,7 @@ class Metrics:
     source_fetch_errors: Counter  # source, kind, status (404, 413, 502, 504)
     source_cache: Counter  # source, result (hit | miss | revalidated | stale)
     source_cache_events: Counter  # event (partial_removed | disk_full | evicted_for_space)
-    result_store: Counter  # result (hit | miss | error | skipped)
+    result_store: Counter  # result (hit | miss | invalid | error | skipped)
 
     @classmethod
     def build(cls) -> Metrics:
@@ -145,7 +145,8 @@ class Metrics:
             ),
             result_store=Counter(
                 "assetgate_result_store_requests",
-                "Shared result-store reads: hit, miss, error, skipped (store marked down).",
+                "Shared result-store reads: hit, miss, invalid (over the size cap or failing "
+                "the MAC), error, skipped (store marked down).",
                 ["result"],
                 registry=registry,
             ),
