@@ -14,7 +14,6 @@ from assetgate.imaging.limits import DecodeLimits
 from assetgate.optimizer.bytebudget import MIN_QUALITY, fit_quality
 from assetgate.optimizer.plan import Box, Limits, Negotiation, Pad, Plan, make_plan
 from assetgate.optimizer.spec import parse_spec
-from assetgate.imaging.limits import DecodeLimits
 from assetgate.optimizer.watermark_images import checker
 from assetgate.optimizer.watermarks import Watermark, fingerprint, parse_watermarks
 from assetgate.settings import Settings
