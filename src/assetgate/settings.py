@@ -143,6 +143,7 @@ class Settings(BaseSettings):
     work_dir: Path | None = None  # where conversion writes its per-request files; None: system temp
     convert_output_max_bytes: int = Field(default=64 * 1024 * 1024, ge=1)
     convert_output_max_total_bytes: int = Field(default=256 * 1024 * 1024, ge=1)
+    convert_max_growth: float = Field(default=20.0, ge=0)  # x the upload, past 1 MiB; 0: off
 
     # --- whois (D) ----------------------------------------------------------------------------
     whois_servers: Path | None = None
