@@ -50,7 +50,8 @@ class EdgeBucketCheck:
 
         async def not_kept(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", []), NOT_KEPT]}
+                kept = [(k, v) for k, v in message.get("headers", []) if k.lower() != NOT_KEPT[0]]
+                message = {**message, "headers": [*kept, NOT_KEPT]}  # replaces an edge TTL
             await send(message)
 
         await self.app(scope, receive, not_kept)
