@@ -21,6 +21,8 @@ from assetgate.cache import (
     ObjectTier,
     SharedTier,
     connect,
+    largest_entry,
+    mac_key,
     s3_store,
 )
 from assetgate.cache.lock import RenderLock
@@ -164,7 +166,13 @@ def _result_store(settings: Settings, metrics: Metrics) -> ObjectTier | None:
     location = parse_location(settings.result_store)
     assert isinstance(location, Bucket)
     store = s3_store(location.bucket, location.prefix, settings)
-    return ObjectTier(store, results=metrics.result_store)
+    assert settings.result_store_key is not None  # required with a store (settings)
+    return ObjectTier(
+        store,
+        key=mac_key(settings.result_store_key),
+        max_entry_bytes=largest_entry(settings),
+        results=metrics.result_store,
+    )
 
 
 def resources(request: Request) -> Resources:

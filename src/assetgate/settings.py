@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 import limits
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEMO_ROOT = Path(__file__).parent / "demo"
@@ -153,6 +153,7 @@ class Settings(BaseSettings):
     work_dir: Path | None = None  # where conversion writes its per-request files; None: system temp
     convert_output_max_bytes: int = Field(default=64 * 1024 * 1024, ge=1)
     convert_output_max_total_bytes: int = Field(default=256 * 1024 * 1024, ge=1)
+    convert_max_growth: float = Field(default=20.0, ge=0)  # x the upload, past 1 MiB; 0: off
 
     # --- whois (D) ----------------------------------------------------------------------------
     whois_servers: Path | None = None
@@ -180,6 +181,8 @@ class Settings(BaseSettings):
     header_timeout_s: float = Field(default=10.0, gt=0)
     idle_timeout_s: float = Field(default=30.0, gt=0)
     max_connections: int = Field(default=4096, ge=1)
+    body_min_rate: int = Field(default=1024, ge=0)  # bytes per second after the grace; 0: off
+    body_grace_s: float = Field(default=10.0, gt=0)
     signing_keys: Annotated[list[str], NoDecode] = Field(default_factory=list, repr=False)
     presets: Path | None = None
     allowed_widths: Annotated[list[int], NoDecode] = Field(default_factory=list)
@@ -220,6 +223,8 @@ class Settings(BaseSettings):
     source_cache_bytes: int = Field(default=2 * 1024 * 1024 * 1024, ge=1)
     source_ttl_s: float = Field(default=300.0, ge=0)
     result_store: str | None = None
+    # The secret that authenticates result-store entries (keyed MAC); every node has the same.
+    result_store_key: str | None = Field(default=None, repr=False, validate_default=True)
 
     # --- cache tags and purge (docs/caching.md "Purge", docs/deploying.md "Purging a CDN") ----
     cache_tag_headers: Annotated[list[str], NoDecode] = Field(
@@ -336,6 +341,19 @@ class Settings(BaseSettings):
         if value is not None and not value.startswith("s3://"):
             raise ValueError("expected s3://bucket[/prefix]")
         return None if value is None else check_source_url(value)
+
+    @field_validator("result_store_key")
+    @classmethod
+    def _store_key(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """Without it an entry forged by anyone who can write the bucket is served as a hit."""
+        if value is None and info.data.get("result_store") is not None:
+            raise ValueError(
+                "required when ASSETGATE_RESULT_STORE is set: a secret of at least "
+                f"{MIN_SIGNING_KEY_LENGTH} characters every node shares"
+            )
+        if value is not None and len(value) < MIN_SIGNING_KEY_LENGTH:
+            raise ValueError(f"shorter than {MIN_SIGNING_KEY_LENGTH} characters")
+        return value
 
     @field_validator("work_dir")
     @classmethod

@@ -26,7 +26,7 @@ COMPOSE = DEPLOY / "compose.yaml"
 SCHEMA = Path(__file__).parent / "compose_spec" / "compose-spec.json"
 NODES = ("node-a", "node-b")
 AWS = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION"}
-INTERPOLATED = {"S3_ACCESS_KEY", "S3_SECRET_KEY", "ASSETGATE_SITE"}
+INTERPOLATED = {"S3_ACCESS_KEY", "S3_SECRET_KEY", "RESULT_STORE_KEY", "ASSETGATE_SITE"}
 
 
 @pytest.fixture(scope="module")

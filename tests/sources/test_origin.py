@@ -108,6 +108,21 @@ async def test_a_private_address_is_refused_unless_allowed(
     assert origin.hits == []
 
 
+@pytest.mark.parametrize("literal", ["[::127.0.0.1]", "[::ffff:0:7f00:1]", "[64:ff9b::7f00:1]"])
+async def test_ipv6_forms_of_loopback_are_refused_before_any_connection(
+    node: Callable[..., Settings], origin: Origin, literal: str
+) -> None:
+    """Issue 35, item 12: the IPv4-compatible and SIIT forms of 127.0.0.1 passed the guard and a
+    connection was attempted (answered "unreachable")."""
+    root = origin.base.replace("127.0.0.1", literal) + "/static"
+    async with app_client(node(root=root, origin_allow_private=False)) as client:
+        answer = await client.get("/q.bmp?width=10")
+    assert answer.status_code == 502
+    assert answer.json()["error"] == (
+        "source /: refused: it resolves to a private or reserved address"
+    )
+
+
 @pytest.mark.parametrize("declared", [None, 200 * 1024 * 1024])
 async def test_a_huge_body_is_a_413_without_reading_the_rest(
     node: Callable[..., Settings], origin: Origin, declared: int | None

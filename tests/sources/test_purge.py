@@ -44,6 +44,7 @@ def node(
             "source_cache_dir": tmp_path / f"sources-{name}",
             "result_cache_dir": tmp_path / f"results-{name}",
             "result_store": f"s3://{bucket}/results",
+            "result_store_key": "the nodes' shared result-store secret",
             "redis_url": redis_server.url,
             "admin_token": TOKEN,
         }

@@ -35,10 +35,12 @@ from assetgate.cli.settings_errors import load_settings
 from assetgate.errors import AppError
 from assetgate.imaging import vips
 from assetgate.imaging.formats import IMAGE_EXTENSIONS
+from assetgate.imaging.limits import DecodeLimits
 from assetgate.optimizer.params import PARAMS, Param
 from assetgate.optimizer.plan import Limits, Negotiation
 from assetgate.optimizer.render import Job, Outcome, prepare, render
 from assetgate.optimizer.spec import parse_spec
+from assetgate.optimizer.watermark_images import checker
 from assetgate.optimizer.watermarks import NO_WATERMARKS, Watermarks, parse_watermarks
 from assetgate.settings import Settings
 from assetgate.web.paths import clean_relative
@@ -134,7 +136,11 @@ def run(args: argparse.Namespace) -> int:
         for variant in variants:
             parse_spec(variant)  # every flag checked before any work
         settings = load_settings({}, {})
-        watermarks = parse_watermarks(settings.watermarks, os.path.realpath(str(settings.root)))
+        watermarks = parse_watermarks(
+            settings.watermarks,
+            os.path.realpath(str(settings.root)),
+            checker(DecodeLimits.from_settings(settings)),
+        )
     except ValueError as exc:  # ASSETGATE_WATERMARKS names files under ASSETGATE_ROOT
         print(f"assetgate: ASSETGATE_WATERMARKS: {exc}", file=sys.stderr)
         return 2

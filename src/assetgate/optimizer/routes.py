@@ -38,6 +38,7 @@ from assetgate.optimizer.presets import PRESET_PARAM, load_presets, transforms
 from assetgate.optimizer.queries import QueryReader, query_reader
 from assetgate.optimizer.render import Outcome
 from assetgate.optimizer.variants import shared_answer, variant_for
+from assetgate.optimizer.watermark_images import checker
 from assetgate.optimizer.watermarks import NO_WATERMARKS, Watermarks, fingerprint, parse_watermarks
 from assetgate.part import PageLink, Part, part_state
 from assetgate.resources import Resources, resources
@@ -74,7 +75,9 @@ class OptimizerState:
 async def lifespan(res: Resources) -> AsyncIterator[OptimizerState]:
     settings = res.settings
     # Watermark images are local files under a directory root (docs/optimizer.md "Watermarks").
-    watermarks = parse_watermarks(settings.watermarks, os.path.realpath(str(settings.root)))
+    watermarks = parse_watermarks(
+        settings.watermarks, os.path.realpath(str(settings.root)), checker(res.decode_limits)
+    )
     cache = None
     if res.result_disk is not None:
         cache = res.cache(

@@ -48,6 +48,7 @@ from assetgate.web.cachestatus import HEADER as CACHE_STATUS
 from assetgate.web.cachestatus import VALUES as CACHE_VALUES
 from assetgate.web.cachestatus import CacheState
 from assetgate.web.caching import make_etag
+from assetgate.web.negotiation import joined_field
 from assetgate.web.paths import Located
 from assetgate.web.savings import savings_headers
 
@@ -90,7 +91,7 @@ def variant_for(
     if is_asset(found.real):
         floor = AssetFloor(res.minify_pool, res.assets, settings.asset_max_bytes)
         headers = {**conditions.cors, "Cache-Control": settings.cache_control}
-        accept_encoding = request.headers.get("accept-encoding")
+        accept_encoding = joined_field(request.headers.getlist("accept-encoding"))
         return asset_variant(
             floor, found.real, found.stat.st_size, query.asset, accept_encoding, headers
         )
@@ -179,7 +180,9 @@ def negotiate(request: Request, conditions: Conditions, spec: ImageSpec) -> tupl
     if spec.info:  # JSON whatever the client accepts: one variant
         return Negotiation(webp=False), "info"
     negotiation = Negotiation.from_accept(
-        request.headers.get("accept"), conditions.limits.decode.disabled, conditions.auto_formats
+        joined_field(request.headers.getlist("accept")),
+        conditions.limits.decode.disabled,
+        conditions.auto_formats,
     )
     return negotiation, negotiation.bucket(spec.format)
 

@@ -37,6 +37,7 @@ from assetgate.serving.answer import AnyVariant, FoundFile, Variant, answer
 from assetgate.serving.prepared import Prepared
 from assetgate.serving.tags import Tags, edge_seconds
 from assetgate.serving.versions import FileVersion, identify_path
+from assetgate.web.negotiation import joined_field
 
 ASSET_QUERY: Final = ("min", "compress", "safe")
 ASSET_SUFFIXES: Final = (".css", ".js", ".mjs")
@@ -149,7 +150,7 @@ def _asset(
     if sibling:
         pinned["X-Minified-From"] = quote(found.path, safe="/+@")
     headers = {**pinned, "Cache-Control": PINNED_CACHE}
-    accept_encoding = request.headers.get("accept-encoding")
+    accept_encoding = joined_field(request.headers.getlist("accept-encoding"))
     return asset_variant(floor, file.path, file.stat.st_size, spec, accept_encoding, headers)
 
 

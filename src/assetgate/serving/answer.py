@@ -30,12 +30,12 @@ from pathlib import Path
 from typing import Any, Final, Generic, Protocol, TypeVar
 
 from starlette.requests import Request
-from starlette.responses import FileResponse, Response
+from starlette.responses import Response
 from starlette.types import Receive
 
 from assetgate.serving.hotlane import BodyOf, Offer, file_body
 from assetgate.serving.prepared import BlockResponse, HeaderBlock, Prepared, encode_headers
-from assetgate.serving.sendfile import send_file
+from assetgate.serving.sendfile import RangedFileResponse, send_file
 from assetgate.serving.tags import Tags
 from assetgate.serving.versions import FileVersion, stat_key
 from assetgate.web.cachestatus import HEADER, VALUES, CacheState
@@ -126,7 +126,7 @@ async def answer(request: Request, found: FoundFile, variant: Variant[T]) -> Res
     body = rendering.body(result)
     if body is None:  # a pass-through: the file itself (streamed if large), no kept bytes
         headers = {**prepared.headers, **rendering.headers(result, state), **_BYPASS_HEADER}
-        return FileResponse(found.path, headers=headers, stat_result=found.stat)
+        return RangedFileResponse(found.path, headers=headers, stat_result=found.stat)
     headers = {**prepared.headers, **rendering.headers(result, state), HEADER: VALUES[state]}
     if state != "BYPASS":  # the next request for this variant is a header-block copy
         kept = {**rendering.headers(result, "HIT"), **_HIT_HEADER}

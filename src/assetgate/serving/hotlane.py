@@ -74,16 +74,21 @@ class _Asked:
 
 
 def _asked(scope: Scope) -> _Asked | None:
-    """None when the request is not one the lane answers (another method, a ``Range``)."""
+    """None when the request is not one the lane answers (another method, a ``Range``, an
+    ``Accept`` or ``Accept-Encoding`` sent on two lines)."""
     method = scope["method"]
     if method not in READS:
         return None
     accept = encoding = inm = ims = None
     for name, value in scope["headers"]:
         if name == b"accept":
-            accept = value if accept is None else accept
+            if accept is not None:
+                return None  # two lines: one list the route joins (web.negotiation)
+            accept = value
         elif name == b"accept-encoding":
-            encoding = value if encoding is None else encoding
+            if encoding is not None:
+                return None
+            encoding = value
         elif name == b"if-none-match":
             inm = value if inm is None else inm
         elif name == b"if-modified-since":

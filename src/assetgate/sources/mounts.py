@@ -243,11 +243,14 @@ class Mounts:
 
     def checks(self) -> dict[str, Check]:
         """``/readyz``'s view of each remote source, by its name."""
-        return {
+        checks: dict[str, Check] = {
             f"source {backend.mount.name}": backend.remote.check
             for backend in self.backends
             if backend.remote is not None
         }
+        if checks:
+            checks["source_cache"] = self.copies.check
+        return checks
 
     async def aclose(self) -> None:
         if self._writes:  # fingerprints on their way to Redis: bounded by its op timeout
