@@ -53,6 +53,12 @@ DEFAULT_EFFORT: Final[Mapping[OutputFormat, int]] = {
     "avif": 0,
 }
 _WHITE: Final = [255, 255, 255]
+#: libvips' JPEG saver options (mozjpeg's, chosen by measurement: docs/optimizer.md "Encoders").
+JPEG_OPTIONS: Final[Mapping[str, Any]] = {
+    "optimize_coding": True,
+    "quant_table": 2,
+    "interlace": True,
+}
 #: Output pixels from which a still WebP is encoded by libvips' saver (memory over CPU).
 STREAMED_WEBP_PIXELS: Final = 4_000_000
 
@@ -76,7 +82,7 @@ def encode(
     if fmt == "jpeg":
         if image.hasalpha():
             image = image.flatten(background=_WHITE[: image.bands - 1])
-        return _save(image, "jpegsave_buffer", Q=q, optimize_coding=True)
+        return _save(image, "jpegsave_buffer", Q=q, **JPEG_OPTIONS)
     if fmt == "png":
         return _save(image, "pngsave_buffer", compression=min(9, max(0, level)))
     if fmt == "gif":
@@ -97,6 +103,14 @@ def encode(
         compression="av1",
         bitdepth=8,
     )
+
+
+def encode_near_lossless(image: pyvips.Image, level: int, effort: int | None = None) -> bytes:
+    """WebP near-lossless (``quality=auto`` for graphics): libvips' saver, as Pillow's has no
+    such mode; ``level`` 0..100 is the preprocessing strength (100 = lossless)."""
+    effort = DEFAULT_EFFORT["webp"] if effort is None else effort
+    return _save(image, "webpsave_buffer", alpha_q=100, near_lossless=True,
+                 Q=min(100, max(0, level)), effort=min(6, max(0, effort)))  # fmt: skip
 
 
 def encode_webp_still(

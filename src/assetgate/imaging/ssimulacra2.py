@@ -180,18 +180,20 @@ _BLOCK_ROWS: Final = 64
 
 
 def _blur(planes: Plane) -> Plane:
-    """The recursive Gaussian: separable 9-tap float32 convolution, zero outside the image."""
+    """The recursive Gaussian: separable 9-tap float32 convolution, zero outside the image.
+
+    Band by band through two padded buffers of one band each: the only whole-size allocation
+    is the output (this is most of a score's memory peak)."""
     kernel = [np.float32(k) for k in blur_kernel()]
     edge = len(kernel) // 2
     bands, height, width = planes.shape
-    padded = np.zeros((bands * height, width + 2 * edge), dtype=np.float32)
-    padded[:, edge : edge + width] = planes.reshape(bands * height, width)
-    across = np.zeros((bands, height + 2 * edge, width), dtype=np.float32)
+    padded = np.zeros((height, width + 2 * edge), dtype=np.float32)
+    across = np.zeros((height + 2 * edge, width), dtype=np.float32)
     out = np.empty((bands, height, width), dtype=np.float32)
     for band in range(bands):
-        rows = padded[band * height : (band + 1) * height]
-        _fir(rows, across[band, edge : edge + height], kernel, horizontal=True)
-        _fir(across[band], out[band], kernel, horizontal=False)
+        padded[:, edge : edge + width] = planes[band]
+        _fir(padded, across[edge : edge + height], kernel, horizontal=True)
+        _fir(across, out[band], kernel, horizontal=False)
     return out
 
 

@@ -131,6 +131,9 @@ class Plan:
     trim: int = 0  # threshold of the trim before everything else (render does it); 0 = off
     max_bytes: int | None = None  # the byte budget (render searches the quality)
     watermark: Watermark | None = None  # applied last
+    #: ``quality=auto``: the SSIMULACRA2 target the render searches the quality for (JPEG, WebP
+    #: and AVIF stills; None otherwise, and ``quality`` is used as it is).
+    auto: int | None = None
 
     @property
     def changes_pixels(self) -> bool:
@@ -223,10 +226,16 @@ def make_plan(
         trim=0 if animated or decoded else spec.trim,
         max_bytes=spec.max_bytes if output in ("jpeg", "webp", "avif") else None,
         watermark=watermark,
+        auto=spec.auto if output in ("jpeg", "webp", "avif") and not animated else None,
     )
     if plan.changes_pixels:
         return plan
-    passthrough = output == same and spec.quality == DEFAULT_QUALITY and not spec.max_bytes
+    passthrough = (
+        output == same
+        and spec.quality == DEFAULT_QUALITY
+        and not spec.max_bytes
+        and spec.auto is None
+    )
     may_stand_in = may_serve_source(spec.format, same, negotiation, output)
     return replace(plan, passthrough=passthrough, fallback=same if may_stand_in else None)
 
