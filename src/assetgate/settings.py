@@ -90,7 +90,7 @@ class Settings(BaseSettings):
     disabled_codecs: Annotated[list[str], NoDecode] = Field(default_factory=list)
     render_workers: int = Field(default_factory=_default_render_workers, ge=1)
     render_queue: int = Field(default=64, ge=0)
-    webp_effort: int = Field(default=2, ge=0, le=6)
+    webp_effort: int = Field(default=4, ge=0, le=6)  # docs/optimizer.md "Encoders"
     #: ``quality=auto``: the SSIMULACRA2 score a bare ``auto`` reaches (docs/optimizer.md).
     auto_quality_target: int = Field(default=75, ge=30, le=95)
     #: ``auto``: requests naming no quality get ``quality=auto`` (the spec's ``85`` otherwise).

@@ -12,7 +12,9 @@ pixel for RGB, 37 instead of 44 with a noisy alpha; ~8 % more CPU; docs/benchmar
 peak of one image job"). Either encoder is killed only while it pulls pixels, not inside
 libwebp's encode.
 
-Efforts are chosen for a server, not an archive: WebP effort 2 costs half of libwebp's default for
+Efforts are chosen by measurement (docs/optimizer.md "Encoders"): WebP effort 4 (libwebp's default)
+spends 6-7 % fewer bytes than effort 2 at equal SSIMULACRA2 for twice its encode CPU (an 800 px
+photo: 26 against 13 ms); before issue 41 it was effort 2, half of libwebp's default for
 about 2 % more bytes; AVIF effort 0 (aom speed 9) encodes an 800 px photo in a fifth of effort 2's
 time for the same bytes and PSNR (docs/benchmarks.md, "AVIF against WebP"). Every
 saver runs with ``keep="none"``: EXIF (GPS!), XMP, IPTC and ICC are dropped; pixels are already
@@ -49,7 +51,7 @@ DEFAULT_EFFORT: Final[Mapping[OutputFormat, int]] = {
     "jpeg": 0,
     "png": 6,
     "gif": 4,
-    "webp": 2,
+    "webp": 4,
     "avif": 0,
 }
 _WHITE: Final = [255, 255, 255]

@@ -58,15 +58,15 @@ _FLAT: Final = 0.05
 
 #: (target score, the quality that typically reaches it): the median over the corpus.
 START: Final[Mapping[SearchFormat, tuple[tuple[int, int], ...]]] = {
-    "jpeg": ((30, 12), (50, 30), (60, 45), (70, 63), (75, 72), (80, 80), (85, 87), (90, 93),
+    "jpeg": ((30, 16), (50, 26), (60, 35), (70, 56), (75, 67), (80, 76), (85, 84), (90, 90),
              (95, 97)),
-    "webp": ((30, 8), (50, 30), (60, 50), (70, 70), (75, 78), (80, 85), (85, 91), (90, 96),
-             (95, 99)),
-    "avif": ((30, 10), (50, 28), (60, 40), (70, 55), (75, 62), (80, 70), (85, 78), (90, 86),
-             (95, 94)),
+    "webp": ((30, 10), (50, 22), (60, 38), (70, 62), (75, 76), (80, 83), (85, 88), (90, 93),
+             (95, 96)),
+    "avif": ((30, 22), (50, 34), (60, 44), (70, 53), (75, 58), (80, 66), (85, 75), (90, 87),
+             (95, 97)),
 }  # fmt: skip
-#: Score points per quality point near the start (the corpus' median), for the first step.
-SLOPE: Final[Mapping[SearchFormat, float]] = {"jpeg": 0.6, "webp": 0.5, "avif": 0.6}
+#: Score points per quality point between q70 and q80 (the corpus' median), for the first step.
+SLOPE: Final[Mapping[SearchFormat, float]] = {"jpeg": 0.45, "webp": 0.6, "avif": 0.45}
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,7 +40,7 @@ class Job:
     spec: ImageSpec
     negotiation: Negotiation
     limits: Limits
-    webp_effort: int = 2
+    webp_effort: int = 4
     avif_effort: int = 0
     fast_shrink: bool = True
     watermarks: Watermarks = field(default_factory=lambda: NO_WATERMARKS)
