@@ -73,16 +73,32 @@ Point = tuple[int, int, float]  # quality, bytes, score
 
 @dataclass
 class Image:
+    """One corpus image rendered losslessly; pixels and metric reference loaded when scored."""
+
     name: str
     source: Path
     png: Path
-    pixels: pyvips.Image
-    reference: Reference
-    flat: Reference  # the JPEG reference: alpha flattened onto white
+    alpha: bool
 
     @property
     def photo(self) -> bool:
-        return not self.name.startswith(("graphic", "alpha")) and not self.pixels.hasalpha()
+        return not self.name.startswith(("graphic", "alpha")) and not self.alpha
+
+
+@dataclass
+class Loaded:
+    """An image's pixels and its metric reference for one format (JPEG: alpha flattened)."""
+
+    pixels: pyvips.Image
+    reference: Reference
+
+
+def load(image: Image, fmt: str) -> Loaded:
+    pixels = pyvips.Image.new_from_file(str(image.png)).copy_memory()
+    target = pixels
+    if fmt == "jpeg" and pixels.hasalpha():
+        target = pixels.flatten(background=[255] * (pixels.bands - 1)).copy_memory()
+    return Loaded(pixels, Reference(target))
 
 
 def say(text: str) -> None:
@@ -141,20 +157,14 @@ def prepare(corpus: Path, width: int, scratch: Path, settings: Settings) -> list
     for source in sorted(corpus.iterdir()):
         if source.suffix.lower() not in (".jpg", ".jpeg", ".png", ".webp"):
             continue
-        outcome = process(
-            _job(settings, source, {"width": str(width), "format": "png"}), reencode=True
-        )
+        query = {"width": str(width), "format": "png"}
+        outcome = process(_job(settings, source, query), reencode=True)
         data = outcome.body if outcome.body is not None else source.read_bytes()
         png = scratch / f"{source.stem}.png"
         png.write_bytes(data)
-        pixels = pyvips.Image.new_from_file(str(png)).copy_memory()
-        if pixels.width < 8 or pixels.height < 8:
-            continue
-        flat = (
-            pixels.flatten(background=[255] * (pixels.bands - 1)) if pixels.hasalpha() else pixels
-        )
-        images.append(Image(source.stem, source, png, pixels, Reference(pixels),
-                            Reference(flat.copy_memory())))  # fmt: skip
+        head = pyvips.Image.new_from_file(str(png))
+        if head.width >= 8 and head.height >= 8:
+            images.append(Image(source.stem, source, png, head.hasalpha()))
     return images
 
 
@@ -165,16 +175,15 @@ def _job(settings: Settings, source: Path, query: dict[str, str]) -> Job:
     )  # fmt: skip
 
 
-def _score(image: Image, fmt: str, body: bytes) -> float:
-    reference = image.flat if fmt == "jpeg" else image.reference
-    return reference.score(pyvips.Image.new_from_buffer(body, "").copy_memory())
+def _score(loaded: Loaded, body: bytes) -> float:
+    return loaded.reference.score(pyvips.Image.new_from_buffer(body, "").copy_memory())
 
 
-def ladder(image: Image, fmt: str, coder: Callable[[pyvips.Image, int], bytes]) -> list[Point]:
+def ladder(loaded: Loaded, fmt: str, coder: Callable[[pyvips.Image, int], bytes]) -> list[Point]:
     return [
-        (q, len(body), _score(image, fmt, body))
+        (q, len(body), _score(loaded, body))
         for q in LADDER[fmt]
-        for body in (coder(image.pixels, q),)
+        for body in (coder(loaded.pixels, q),)
     ]
 
 
@@ -195,32 +204,36 @@ def new_coder(fmt: str, settings: Settings) -> Callable[[pyvips.Image, int], byt
     return lambda px, q: encode(px, fmt, quality=q, effort=effort)  # type: ignore[arg-type]
 
 
-def sharp_ladders(
-    fmt: str, images: list[Image], scratch: Path, settings: Settings
-) -> dict[str, list[Point]]:
+def sharp_encode(fmt: str, images: list[Image], scratch: Path, settings: Settings) -> None:
+    """sharp encodes every image's PNG at every rung of the ladder, into ``scratch``."""
     sys.path.insert(0, str(BENCH))
     from peer_sharp import SHARP_DIR, ensure_sharp
 
     ensure_sharp()
     script = SHARP_DIR / "quality_sharp.mjs"
     script.write_bytes((BENCH / "quality_sharp.mjs").read_bytes())
-    jobs = []
-    for image in images:
-        for q in LADDER[fmt]:
-            out = scratch / f"sharp-{image.name}-{q}.{fmt}"
-            jobs.append({"src": str(image.png), "format": fmt, "quality": q, "out": str(out)})
+    jobs = [
+        {"src": str(image.png), "format": fmt, "quality": q,
+         "out": str(_sharp_out(scratch, image, fmt, q))}
+        for image in images
+        for q in LADDER[fmt]
+    ]  # fmt: skip
     listing = scratch / f"sharp-{fmt}.json"
     listing.write_text(json.dumps(jobs))
     subprocess.run(["node", str(script), str(listing), str(settings.avif_effort)], cwd=SHARP_DIR,
                    check=True, capture_output=True)  # fmt: skip
-    result: dict[str, list[Point]] = {}
-    for image in images:
-        points = []
-        for q in LADDER[fmt]:
-            body = (scratch / f"sharp-{image.name}-{q}.{fmt}").read_bytes()
-            points.append((q, len(body), _score(image, fmt, body)))
-        result[image.name] = points
-    return result
+
+
+def _sharp_out(scratch: Path, image: Image, fmt: str, quality: int) -> Path:
+    return scratch / f"sharp-{image.name}-{quality}.{fmt}"
+
+
+def sharp_ladder(loaded: Loaded, image: Image, fmt: str, scratch: Path) -> list[Point]:
+    points = []
+    for q in LADDER[fmt]:
+        body = _sharp_out(scratch, image, fmt, q).read_bytes()
+        points.append((q, len(body), _score(loaded, body)))
+    return points
 
 
 def bytes_at(points: list[Point], score: float) -> float | None:
@@ -258,36 +271,41 @@ def compare(
     fmt: str, images: list[Image], settings: Settings, scratch: Path, *, sharp: bool
 ) -> None:
     say(f"\n== {fmt} ==")
-    ladders: dict[str, dict[str, list[Point]]] = {
-        "today": {i.name: ladder(i, fmt, old_coder(fmt, settings)) for i in images},
-        "now": {i.name: ladder(i, fmt, new_coder(fmt, settings)) for i in images},
-    }
     if sharp:
-        ladders["sharp"] = sharp_ladders(fmt, images, scratch, settings)
+        sharp_encode(fmt, images, scratch, settings)
+    ladders: dict[str, dict[str, list[Point]]] = {"today": {}, "now": {}}
+    if sharp:
+        ladders["sharp"] = {}
+    effort = {"webp": settings.webp_effort, "avif": settings.avif_effort}.get(fmt)
+    rows = []
+    for image in images:  # one image's pixels and reference in memory at a time
+        loaded = load(image, fmt)
+        ladders["today"][image.name] = ladder(loaded, fmt, old_coder(fmt, settings))
+        ladders["now"][image.name] = ladder(loaded, fmt, new_coder(fmt, settings))
+        if sharp:
+            ladders["sharp"][image.name] = sharp_ladder(loaded, image, fmt, scratch)
+        found = auto_quality(loaded.pixels, fmt, TARGET, effort)  # type: ignore[arg-type]
+        q85_now = len(new_coder(fmt, settings)(loaded.pixels, _fixed(fmt, 85)))
+        q85_old = len(old_coder(fmt, settings)(loaded.pixels, _old_fixed(fmt, 85)))
+        rows.append((image, found, q85_now, q85_old))
+        say(f"  auto {image.name:<32} q {found.label:>16} score {found.score:6.2f} "
+            f"{len(found.body):>8} B  (q85 now {q85_now}, today {q85_old})")  # fmt: skip
     for score in SCORES:
         cells = []
         for coder in ladders:
             today, other = ladders["today"], ladders[coder]
-            found = [
+            found_at = [
                 (bytes_at(today[i.name], score), bytes_at(other[i.name], score)) for i in images
             ]
-            pairs = [(a, b) for a, b in found if a and b]
+            pairs = [(a, b) for a, b in found_at if a and b]
             ratio = sum(b for _, b in pairs) / sum(a for a, _ in pairs) if pairs else float("nan")
             cells.append(f"{coder} {ratio:.3f}")
-        say(f"  bytes at SSIMULACRA2 {score}: " + ", ".join(cells) + f" (n={len(pairs)})")
-    auto(fmt, images, settings, ladders)
+        say(f"  bytes at SSIMULACRA2 {score} (x today's): " + ", ".join(cells)
+            + f" (n={len(pairs)})")  # fmt: skip
+    summarise(fmt, rows, ladders)
 
 
-def auto(fmt: str, images: list[Image], settings: Settings, ladders: dict[str, Any]) -> None:
-    effort = {"webp": settings.webp_effort, "avif": settings.avif_effort}.get(fmt)
-    rows = []
-    for image in images:
-        found = auto_quality(image.pixels, fmt, TARGET, effort)  # type: ignore[arg-type]
-        q85_now = len(new_coder(fmt, settings)(image.pixels, _fixed(fmt, 85)))
-        q85_old = len(old_coder(fmt, settings)(image.pixels, _old_fixed(fmt, 85)))
-        rows.append((image, found, q85_now, q85_old))
-        say(f"  auto {image.name:<28} q {found.label:>16} score {found.score:6.2f} "
-            f"{len(found.body):>8} B  (q85 now {q85_now}, today {q85_old})")  # fmt: skip
+def summarise(fmt: str, rows: list[Any], ladders: dict[str, dict[str, list[Point]]]) -> None:
     for label, subset in (("photos", [r for r in rows if r[0].photo]), ("all", rows)):
         if not subset:
             continue

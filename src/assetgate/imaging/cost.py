@@ -57,8 +57,8 @@ REDUCED_JPEG_BYTES: Final = 1.25
 #: libjpeg's whole-image coefficient buffer for a progressive (multi-scan) JPEG.
 PROGRESSIVE_BYTES: Final = 6
 #: ``quality=auto``: the SSIMULACRA2 arrays at their peak (the reference side kept for the
-#: search, one score's temporaries), per output pixel, measured with ``tracemalloc``: 228
-#: opaque, 324 with alpha (scored over two backgrounds) at 800x533; plus a decoded try.
+#: search, one score's temporaries), per output pixel, measured with ``tracemalloc``: 220
+#: opaque, 308 with alpha (scored over two backgrounds) at 800x533; plus a decoded try.
 AUTO_BYTES: Final = 240
 AUTO_ALPHA_BYTES: Final = 340
 

@@ -276,69 +276,131 @@ class _Side:
 
     def __init__(self, linear: Plane) -> None:
         self.scales: list[_Scale] = []
+        linears = []
         for index in range(SCALES):
             # libjxl checks the size before downsampling: the last scale may be under 8.
             if linear.shape[1] < 8 or linear.shape[2] < 8:
                 break
             if index:
                 linear = _downsample(linear)
+            linears.append(linear)
+        for index, linear in enumerate(linears):
             xyb = _xyb(linear)
-            blurred = _blur(np.concatenate([xyb, xyb * xyb]))
+            # Only the blurs a score reads (``_needs``); the variance of a channel whose SSIM
+            # is not weighed stays zero.
+            ssim_c, _, _ = _needs(index, len(linears))
+            pick = list(ssim_c)
+            blurred = _blur(np.concatenate([xyb, xyb[pick] * xyb[pick]]))
             mu = blurred[:3]
-            var = blurred[3:] - mu * mu
+            var = np.zeros_like(xyb)
+            var[pick] = blurred[3:] - mu[pick] * mu[pick]
             dev = np.abs(xyb - mu)
             self.scales.append(_Scale(xyb, mu, var, dev, dev + np.float32(1.0)))
 
     def score(self, distorted: Plane) -> float:
         norms: list[list[float]] = []
         linear = distorted
+        count = len(self.scales)
         for index, ref in enumerate(self.scales):
             if index:
                 linear = _downsample(linear)
-            norms.append(self._norms(ref, _xyb(linear)))
+            norms.append(self._norms(ref, _xyb(linear), _needs(index, count)))
         return _combine(norms)
 
     @staticmethod
-    def _norms(ref: _Scale, img2: Plane) -> list[float]:
-        """The 18 averages of one scale: 1-norm and 4-norm of SSIM, ringing and blurring.
+    def _norms(ref: _Scale, img2: Plane, needs: _Needs) -> list[float]:
+        """The 18 averages of one scale: 1-norm and 4-norm of SSIM, ringing and blurring per
+        channel, each computed only where libjxl weighs it (``_needs``; 0.0 elsewhere).
 
         In place where it can be: at 800x533 each temporary is 5 MB."""
-        blurred = _blur(np.concatenate([img2, img2 * img2, ref.xyb * img2]))
-        mu1, mu2, s22, s12 = ref.mu, blurred[:3], blurred[3:6], blurred[6:]
-        maps = np.empty((9, *img2.shape[1:]), dtype=np.float32)
-        ssim, ringing, blurring = maps[:3], maps[3:6], maps[6:]
-        # SSIM' = 1 - (1 - (mu1 - mu2)^2) (2 (s12 - mu1 mu2) + C2) / (var1 + var2 + C2), in
-        # libjxl's order of operations (identical images then score exactly 100).
-        num_s = mu1 * mu2
-        np.subtract(s12, num_s, out=num_s)
-        num_s *= np.float32(2.0)
-        num_s += np.float32(_C2)
-        num_m = mu1 - mu2
-        num_m *= num_m
-        np.subtract(np.float32(1.0), num_m, out=num_m)
-        denom = mu2 * mu2
-        np.subtract(s22, denom, out=denom)
-        np.add(ref.var, denom, out=denom)
-        denom += np.float32(_C2)
-        np.multiply(num_m, num_s, out=ssim)
-        ssim /= denom
-        np.subtract(np.float32(1.0), ssim, out=ssim)
-        np.maximum(ssim, np.float32(0.0), out=ssim)
-        # d1 = (1 + |img2 - mu2|) / (1 + |img1 - mu1|) - 1, with one division.
-        np.subtract(img2, mu2, out=ringing)
-        np.abs(ringing, out=ringing)
-        ringing -= ref.dev
-        ringing /= ref.edge
-        np.negative(ringing, out=blurring)
-        np.maximum(ringing, np.float32(0.0), out=ringing)
-        np.maximum(blurring, np.float32(0.0), out=blurring)
-        area = maps.shape[1] * maps.shape[2]
-        flat = maps.reshape(9, area)
-        ones = flat.sum(axis=1) / area  # pairwise float32 sums: ~1e-6 relative
-        flat *= flat
-        flat *= flat
-        fourth = flat.sum(axis=1) / area
-        return [float(v) for v in ones] + [math.sqrt(math.sqrt(float(v))) for v in fourth]
+        ssim_c, ring_c, blur_c = needs
+        edge_c = tuple(sorted(set(ring_c) | set(blur_c)))
+        mu_c = tuple(sorted(set(ssim_c) | set(edge_c)))
+        if not mu_c:
+            return [0.0] * 18
+        parts = [img2[list(mu_c)]]
+        if ssim_c:
+            own = img2[list(ssim_c)]
+            parts += [own * own, ref.xyb[list(ssim_c)] * own]
+        blurred = _blur(np.concatenate(parts))
+        mu2 = {c: blurred[i] for i, c in enumerate(mu_c)}
+        means = [0.0] * 18
+        area = img2.shape[1] * img2.shape[2]
+        if ssim_c:
+            k = len(mu_c)
+            pick = list(ssim_c)
+            mu1, m2 = ref.mu[pick], np.stack([mu2[c] for c in ssim_c])
+            s22, s12 = blurred[k : k + len(pick)], blurred[k + len(pick) :]
+            # SSIM' = 1 - (1 - (mu1 - mu2)^2) (2 (s12 - mu1 mu2) + C2) / (var1 + var2 + C2),
+            # in libjxl's order of operations (identical images then score exactly 100).
+            num_s = mu1 * m2
+            np.subtract(s12, num_s, out=num_s)
+            num_s *= np.float32(2.0)
+            num_s += np.float32(_C2)
+            num_m = mu1 - m2
+            num_m *= num_m
+            np.subtract(np.float32(1.0), num_m, out=num_m)
+            denom = m2 * m2
+            np.subtract(s22, denom, out=denom)
+            np.add(ref.var[pick], denom, out=denom)
+            denom += np.float32(_C2)
+            ssim = num_m * num_s
+            ssim /= denom
+            np.subtract(np.float32(1.0), ssim, out=ssim)
+            np.maximum(ssim, np.float32(0.0), out=ssim)
+            _means(ssim, ssim_c, 0, means, area)
+        if edge_c:
+            pick = list(edge_c)
+            # d1 = (1 + |img2 - mu2|) / (1 + |img1 - mu1|) - 1, with one division.
+            d1 = img2[pick] - np.stack([mu2[c] for c in edge_c])
+            np.abs(d1, out=d1)
+            d1 -= ref.dev[pick]
+            d1 /= ref.edge[pick]
+            if blur_c:
+                lost = np.maximum(-d1, np.float32(0.0))
+                rows = [edge_c.index(c) for c in blur_c]
+                _means(lost[rows], blur_c, 6, means, area)
+            if ring_c:
+                np.maximum(d1, np.float32(0.0), out=d1)
+                rows = [edge_c.index(c) for c in ring_c]
+                _means(d1[rows], ring_c, 3, means, area)
+        return means
+
+
+_Needs = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]
+
+
+@cache
+def _needs(scale: int, count: int) -> _Needs:
+    """The channels whose SSIM, ringing and blurring maps libjxl weighs at ``scale`` of
+    ``count`` scales (not zero in ``_WEIGHTS``: about half are zero, among them SSIM of X and B
+    at full size, the most costly blurs). ``Msssim::Score`` walks the weights over the scales
+    there are, so with fewer than 6 the channels read other rows, as here."""
+    ssim: list[int] = []
+    ring: list[int] = []
+    blur: list[int] = []
+    for channel in range(3):
+        base = (channel * count + scale) * 6
+        w = _WEIGHTS[base : base + 6]  # 1-norm: ssim, ring, blur; then the 4-norm's
+        for found, wanted in ((ssim, (w[0], w[3])), (ring, (w[1], w[4])), (blur, (w[2], w[5]))):
+            if any(wanted):
+                found.append(channel)
+    return tuple(ssim), tuple(ring), tuple(blur)
+
+
+def _means(
+    maps: Plane, channels: tuple[int, ...], offset: int, out: list[float], area: int
+) -> None:
+    """The mean and the 4th-power mean (``out[offset + c]``, ``out[9 + offset + c]``) of each
+    plane of ``maps`` (one per channel of ``channels``); pairwise float32 sums, ~1e-6 relative."""
+    flat = maps.reshape(len(channels), area)
+    ones = flat.sum(axis=1) / area
+    squared = flat * flat
+    squared *= squared
+    fourth = squared.sum(axis=1) / area
+    for i, channel in enumerate(channels):
+        out[offset + channel] = float(ones[i])
+        out[9 + offset + channel] = math.sqrt(math.sqrt(float(fourth[i])))
 
 
 def _combine(norms: list[list[float]]) -> float:
