@@ -61,9 +61,9 @@ def test_server_efforts_are_the_measured_settings() -> None:
     assert DEFAULT_EFFORT["avif"] <= 2
 
 
-def test_jpeg_uses_mozjpegs_table_2_and_progressive_for_the_same_look() -> None:
-    """On a real photo: progressive (SOF2), fewer bytes than libjpeg's Annex K table at the same
-    quality number, and the same SSIMULACRA2 within a point (docs/optimizer.md "Encoders")."""
+def test_jpeg_uses_mozjpegs_table_2_for_the_same_look() -> None:
+    """On a real photo: fewer bytes than libjpeg's Annex K table at the same quality number and
+    the same SSIMULACRA2 within a point, still baseline (docs/optimizer.md "Encoders")."""
     from pathlib import Path
 
     import pyvips
@@ -74,8 +74,7 @@ def test_jpeg_uses_mozjpegs_table_2_and_progressive_for_the_same_look() -> None:
     image = pyvips.Image.new_from_file(str(photo)).copy_memory()
     now = encode(image, "jpeg", quality=85)
     before = image.jpegsave_buffer(Q=85, optimize_coding=True, keep="none")
-    assert b"\xff\xc2" in now  # progressive
-    assert b"\xff\xc2" not in before
+    assert b"\xff\xc2" not in now  # baseline: progressive costs the cold render 50 % more
     assert len(now) < len(before)
     reference = Reference(image)
     score_now = reference.score(pyvips.Image.new_from_buffer(now, ""))

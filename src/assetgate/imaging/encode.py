@@ -56,11 +56,9 @@ DEFAULT_EFFORT: Final[Mapping[OutputFormat, int]] = {
 }
 _WHITE: Final = [255, 255, 255]
 #: libvips' JPEG saver options (mozjpeg's, chosen by measurement: docs/optimizer.md "Encoders").
-JPEG_OPTIONS: Final[Mapping[str, Any]] = {
-    "optimize_coding": True,
-    "quant_table": 2,
-    "interlace": True,
-}
+#: Table 2 only: progressive scans would save another 1-3 % for +50 % encode CPU, which the
+#: cold render's parity with sharp does not afford (docs/optimizer.md "Encoders").
+JPEG_OPTIONS: Final[Mapping[str, Any]] = {"optimize_coding": True, "quant_table": 2}
 #: Output pixels from which a still WebP is encoded by libvips' saver (memory over CPU).
 STREAMED_WEBP_PIXELS: Final = 4_000_000
 
