@@ -4,11 +4,11 @@
     .venv/bin/python bench/fingerprints.py --rounds 31
 
 Every first request of a file version (and every remote copy as it streams in) hashes the whole
-file: the ETag's source part and the result cache's key (``serving/files.py``). On copies of the
+file: the ETag's source part and the result cache's key (``serving/versions.py``). On copies of the
 generated 12 MP photo-like JPEG (3.8 MB, in the page cache, as a just-written or often-read file
 is), each round times, in one order that flips every round:
 
-    blake3    ``Sources.identify`` as the service runs it: read and hash on a worker thread
+    blake3    ``FileVersions.identify`` as the service runs it: read and hash on a worker thread
     blake2b   the same read loop and thread hop with ``hashlib.blake2b`` (the hash before BLAKE3)
     read      the same read loop without any hash: what no hash can go under
 
@@ -33,10 +33,10 @@ import anyio.to_thread
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
-from assetgate.serving.files import Sources  # noqa: E402
+from assetgate.serving.versions import FileVersions  # noqa: E402
 from optimizer import make_inputs  # noqa: E402
 
-CHUNK = 1024 * 1024  # serving/files.py reads in 1 MiB pieces
+CHUNK = 1024 * 1024  # serving/versions.py reads in 1 MiB pieces
 
 
 def _blake2b(path: Path) -> str:
@@ -58,7 +58,7 @@ async def run(rounds: int, tmp: Path) -> dict[str, list[float]]:
     make_inputs(tmp)
     photo = (tmp / "photo.jpg").read_bytes()
     samples: dict[str, list[float]] = {"blake3": [], "blake2b": [], "read": []}
-    sources = Sources(body_budget_bytes=64 * 1024 * 1024)
+    sources = FileVersions(body_budget_bytes=64 * 1024 * 1024)
 
     async def service(path: Path) -> None:
         await sources.identify(path, os.stat(path))

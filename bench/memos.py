@@ -3,7 +3,7 @@
     .venv/bin/python bench/memos.py     # a few seconds
 
 The hot lane (``serving/hotlane.py``) looks its replay up by ``(path, query, Accept,
-Accept-Encoding)`` and the source-identity memo (``serving/files.py``) the file's version by its
+Accept-Encoding)`` and the source-identity memo (``serving/versions.py``) the file's version by its
 stat identity: one lookup each per replayed answer, in maps of 4,096 and 16,384 entries. Each
 operation is timed in process (CPU time, best of the rounds, 100,000 calls over distinct keys),
 written as each module writes it and as ``cachetools.LRUCache`` would; the ratio is cachetools'
@@ -54,7 +54,7 @@ def cases(rounds: int) -> list[tuple[str, float, float]]:
     lane_lru.update(lane_od)
     file_lru.update(file_od)
 
-    def file_hit(key: Hashable) -> object:  # Sources.peek / identify: get, then move up
+    def file_hit(key: Hashable) -> object:  # FileVersions.peek / identify: get, then move up
         found = file_od.get(key)
         if found is not None:
             file_od.move_to_end(key)

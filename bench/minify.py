@@ -265,23 +265,23 @@ def cache_hit_latency(path: Path) -> tuple[float, float]:
 
     from assetgate.cache import Cache
     from assetgate.cpu.workgate import WorkGate
-    from assetgate.minify.cache import NAME, RENDERED
-    from assetgate.minify.lane import AssetLane
+    from assetgate.minify.pool import MinifyPool
     from assetgate.minify.respond import asset_response
+    from assetgate.minify.result_codec import NAME, RENDERED
     from assetgate.minify.sandbox import Sandbox
-    from assetgate.serving.files import Sources
+    from assetgate.serving.versions import FileVersions
 
-    lane = AssetLane(WorkGate(2, 8), WorkGate(1, 8, timeout_s=30), Sandbox(1))
+    lane = MinifyPool(WorkGate(2, 8), WorkGate(1, 8, timeout_s=30), Sandbox(1))
     cache = Cache(NAME, RENDERED, memory_bytes=64 * 1024 * 1024)
-    sources = Sources(body_budget_bytes=64 * 1024 * 1024)
+    sources = FileVersions(body_budget_bytes=64 * 1024 * 1024)
 
     async def serve(request: Request) -> Response:
         return await asset_response(
             request,
             path,
-            lane=lane,
+            pool=lane,
             cache=cache,
-            sources=sources,
+            versions=sources,
             cache_control="public",
             max_bytes=8 << 20,
         )

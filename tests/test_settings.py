@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from assetgate.settings import DEMO_ROOT, Settings
+from assetgate.settings import DEMO_ROOT, Settings, renamed_in_use
 
 
 def test_defaults_serve_the_demo_root(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -48,3 +48,19 @@ def test_work_dir_must_be_an_existing_directory(
     monkeypatch.setenv("ASSETGATE_WORK_DIR", str(tmp_path / "missing"))
     with pytest.raises(ValueError, match="work_dir"):
         Settings()
+
+
+def test_source_timeouts_read_their_old_names_for_one_release(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ASSETGATE_ORIGIN_READ_TIMEOUT_S", "7")
+    monkeypatch.setenv("ASSETGATE_ORIGIN_CONNECT_TIMEOUT_S", "1.5")
+    settings = Settings()
+    assert (settings.source_read_timeout_s, settings.source_connect_timeout_s) == (7.0, 1.5)
+    assert renamed_in_use() == [
+        ("ASSETGATE_ORIGIN_CONNECT_TIMEOUT_S", "ASSETGATE_SOURCE_CONNECT_TIMEOUT_S"),
+        ("ASSETGATE_ORIGIN_READ_TIMEOUT_S", "ASSETGATE_SOURCE_READ_TIMEOUT_S"),
+    ]
+    monkeypatch.setenv("ASSETGATE_SOURCE_READ_TIMEOUT_S", "9")  # the new name wins
+    assert Settings().source_read_timeout_s == 9.0
+    assert Settings(source_read_timeout_s=4).source_read_timeout_s == 4.0

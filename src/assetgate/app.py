@@ -55,7 +55,7 @@ HEALTHY = {"status": "ok", "version": __version__, "interface_version": API_VERS
 def lane_of(scope: Scope) -> HotLane | None:
     state = scope.get("state")
     res = state.get("resources") if isinstance(state, dict) else None
-    return res.lane if isinstance(res, Resources) else None
+    return res.hot_lane if isinstance(res, Resources) else None
 
 
 class ObservedStarlette(Starlette):
@@ -99,7 +99,7 @@ def upstream_names(parts: Iterable[Part], settings: Settings) -> UpstreamNames:
 def readiness_checks(res: Resources) -> dict[str, Check]:
     settings = res.settings
     checks: dict[str, Check] = {"store": writable_dir(settings.store)}
-    if res.results is not None:  # the result cache is on (ASSETGATE_RESULT_CACHE_BYTES > 0)
+    if res.result_disk is not None:  # the result cache is on (ASSETGATE_RESULT_CACHE_BYTES > 0)
         checks["result_cache"] = writable_dir(settings.result_cache_dir)
     if settings.redis_url:
         checks["redis"] = redis_ping(settings.redis_url)

@@ -26,12 +26,12 @@ from assetgate.cache import (
 from assetgate.cache.lock import RenderLock
 from assetgate.cpu.workgate import WorkGate
 from assetgate.imaging.limits import DecodeLimits
-from assetgate.minify import cache as minify_cache
-from assetgate.minify.lane import AssetLane
+from assetgate.minify import result_codec as minify_codec
+from assetgate.minify.pool import MinifyPool
 from assetgate.minify.render import Rendered
 from assetgate.operations.metrics import Metrics
-from assetgate.serving.files import Sources
 from assetgate.serving.hotlane import HotLane
+from assetgate.serving.versions import FileVersions
 from assetgate.settings import Settings
 from assetgate.sources import Mounts
 from assetgate.sources.locations import Bucket, parse_location
@@ -48,12 +48,12 @@ class Resources:
     limiter: RateLimiter
     metrics: Metrics
     decode_limits: DecodeLimits  # what one image decode may cost, for the optimizer and convert
-    sources: Sources  # content fingerprints (and small files' bytes) per stat identity
+    versions: FileVersions  # content fingerprints (and small files' bytes) per stat identity
     shared: SharedTier | None  # Redis (ASSETGATE_REDIS_URL): one tier, so "Redis down" logs once
-    results: DiskTier | None  # the result cache's directory; None when turned off
+    result_disk: DiskTier | None  # the result cache's directory; None when turned off
     assets: Cache[Rendered]  # minified/gzipped CSS and JS, shared by the optimizer and packages
-    lane: HotLane  # repeat requests for unchanged files, answered before routing
-    asset_lane: AssetLane  # where CSS/JS renders run: minifying in killable processes
+    hot_lane: HotLane  # repeat requests for unchanged files, answered before routing
+    minify_pool: MinifyPool  # where CSS/JS renders run: minifying in killable processes
     mounts: Mounts  # where the optimizer's files come from (directory, bucket, origin)
     result_store: ObjectTier | None  # ASSETGATE_RESULT_STORE: rendered images every node shares
 
@@ -70,7 +70,7 @@ class Resources:
         ``replay``: whether the hot lane may answer before routing (the app turns it off when a
         part whose answers it replays spends the rate limit: no request may skip the budget)."""
         metrics = metrics or Metrics.build()
-        sources = Sources(body_budget_bytes=settings.file_memory_bytes)
+        versions = FileVersions(body_budget_bytes=settings.file_memory_bytes)
         result_store = _result_store(settings, metrics)
         shared = SharedTier(connect(settings.redis_url)) if settings.redis_url else None
         results = None
@@ -92,20 +92,20 @@ class Resources:
             limiter=RateLimiter.from_settings(settings),
             metrics=metrics,
             decode_limits=DecodeLimits.from_settings(settings),
-            sources=sources,
+            versions=versions,
             shared=shared,
-            results=results,
+            result_disk=results,
             assets=Cache(
-                minify_cache.NAME,
-                minify_cache.RENDERED,
+                minify_codec.NAME,
+                minify_codec.RENDERED,
                 memory_bytes=settings.asset_cache_bytes,
                 disk=results,
                 metrics=metrics,
-                ttl=minify_cache.ttl,
+                ttl=minify_codec.ttl,
             ),
-            lane=HotLane(sources, enabled=replay, answered=metrics.hot_lane_answers),
-            asset_lane=AssetLane.from_settings(settings, gate),
-            mounts=Mounts.from_settings(settings, metrics, result_store, shared, sources),
+            hot_lane=HotLane(versions, enabled=replay, answered=metrics.hot_lane_answers),
+            minify_pool=MinifyPool.from_settings(settings, gate),
+            mounts=Mounts.from_settings(settings, metrics, result_store, shared, versions),
             result_store=result_store,
         )
 
@@ -129,7 +129,7 @@ class Resources:
             memory_bytes=memory_bytes,
             ttl=ttl,
             negative_ttl_s=negative_ttl_s,
-            disk=self.results if on_disk else None,
+            disk=self.result_disk if on_disk else None,
             shared=self.shared if shared else None,
             store=self.result_store if stored else None,
             lock=RenderLock(self.shared) if stored and self.shared is not None else None,
@@ -137,7 +137,7 @@ class Resources:
         )
 
     async def aclose(self) -> None:
-        self.asset_lane.close()
+        self.minify_pool.close()
         await self.limiter.aclose()
         await self.assets.aclose()
         await self.mounts.aclose()

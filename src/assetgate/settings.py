@@ -13,10 +13,16 @@ from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 import limits
-from pydantic import Field, field_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEMO_ROOT = Path(__file__).parent / "demo"
+#: Old variable -> the one that replaced it; the old name is still read for one release, and
+#: ``assetgate serve`` warns when it is set (``renamed_in_use``).
+RENAMED: dict[str, str] = {
+    "ASSETGATE_ORIGIN_CONNECT_TIMEOUT_S": "ASSETGATE_SOURCE_CONNECT_TIMEOUT_S",
+    "ASSETGATE_ORIGIN_READ_TIMEOUT_S": "ASSETGATE_SOURCE_READ_TIMEOUT_S",
+}
 MIN_SIGNING_KEY_LENGTH = 32
 
 
@@ -69,7 +75,9 @@ def check_source_url(value: str) -> str:
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="ASSETGATE_", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_prefix="ASSETGATE_", extra="ignore", populate_by_name=True
+    )
 
     # --- server -------------------------------------------------------------------------------
     host: str = "127.0.0.1"
@@ -112,6 +120,12 @@ class Settings(BaseSettings):
     store: Path = Field(default_factory=_default_store)
     store_max_bytes: int = Field(default=2 * 1024 * 1024 * 1024, ge=1)
     npm_registry: str | None = None
+    # private and scoped registries, what may be served (issue 39; docs/packages.md)
+    npmrc: Path | None = None  # an .npmrc: registry=, @scope:registry=, //host/:_authToken=
+    packages_allow: Annotated[list[str], NoDecode] = Field(default_factory=list)  # globs
+    packages_deny: Annotated[list[str], NoDecode] = Field(default_factory=list)  # globs
+    packages_token: SecretStr | None = Field(default=None, repr=False)  # clients must send ...
+    packages_token_scopes: Annotated[list[str], NoDecode] = Field(default_factory=list)  # these
     library_api: str = "https://api.cdnjs.com"
     library_files: str = "https://cdnjs.cloudflare.com/ajax/libs"
     upstream_timeout_s: float = Field(default=10.0, gt=0)
@@ -184,8 +198,24 @@ class Settings(BaseSettings):
     s3_endpoint_url: str | None = None  # None: AWS_ENDPOINT_URL, else the AWS default
     s3_path_style: bool = False
     origin_allow_private: bool = False
-    origin_connect_timeout_s: float = Field(default=3.0, gt=0)
-    origin_read_timeout_s: float = Field(default=20.0, gt=0)
+    # Every remote read (origin, bucket, the result store): ASSETGATE_ORIGIN_*_TIMEOUT_S, the
+    # names before they covered buckets and the store, are read for one release (RENAMED).
+    source_connect_timeout_s: float = Field(
+        default=3.0,
+        gt=0,
+        validation_alias=AliasChoices(
+            "ASSETGATE_SOURCE_CONNECT_TIMEOUT_S",
+            "ASSETGATE_ORIGIN_CONNECT_TIMEOUT_S",
+        ),
+    )
+    source_read_timeout_s: float = Field(
+        default=20.0,
+        gt=0,
+        validation_alias=AliasChoices(
+            "ASSETGATE_SOURCE_READ_TIMEOUT_S",
+            "ASSETGATE_ORIGIN_READ_TIMEOUT_S",
+        ),
+    )
     source_cache_dir: Path = Field(default_factory=_default_sources)
     source_cache_bytes: int = Field(default=2 * 1024 * 1024 * 1024, ge=1)
     source_ttl_s: float = Field(default=300.0, ge=0)
@@ -267,6 +297,9 @@ class Settings(BaseSettings):
         "whois_restricted_tlds",
         "signing_keys",
         "allowed_widths",
+        "packages_allow",
+        "packages_deny",
+        "packages_token_scopes",
         mode="before",
     )
     @classmethod
@@ -297,9 +330,25 @@ class Settings(BaseSettings):
                 raise ValueError(f"key {index} is shorter than {MIN_SIGNING_KEY_LENGTH} characters")
         return value
 
+    @field_validator("packages_token")
+    @classmethod
+    def _long_token(cls, value: SecretStr | None) -> SecretStr | None:
+        """A guessable token guards nothing; an empty one is no token."""
+        if value is None or not value.get_secret_value():
+            return None
+        if len(value.get_secret_value()) < MIN_SIGNING_KEY_LENGTH:
+            raise ValueError(f"shorter than {MIN_SIGNING_KEY_LENGTH} characters")
+        return value
+
     @field_validator("allowed_widths")
     @classmethod
     def _widths(cls, value: list[int]) -> list[int]:
         if any(not 1 <= width <= 50_000 for width in value):
             raise ValueError("expected widths within 1..50000")
         return sorted(set(value))
+
+
+def renamed_in_use(environ: dict[str, str] | None = None) -> list[tuple[str, str]]:
+    """The old setting names set in ``environ`` (default: the process's), with their new names."""
+    env = os.environ if environ is None else environ
+    return [(old, new) for old, new in RENAMED.items() if old in env]

@@ -22,13 +22,13 @@ from starlette.routing import Route
 from assetgate.cache import Cache
 from assetgate.cpu.workgate import WorkGate
 from assetgate.errors import AppError
-from assetgate.minify.cache import RENDERED
-from assetgate.minify.lane import AssetLane
 from assetgate.minify.minifiers import minify_css, minify_js
+from assetgate.minify.pool import MinifyPool
 from assetgate.minify.render import Rendered
 from assetgate.minify.respond import asset_response, is_asset
+from assetgate.minify.result_codec import RENDERED
 from assetgate.minify.sandbox import Sandbox
-from assetgate.serving.files import Sources
+from assetgate.serving.versions import FileVersions
 from assetgate.web.paths import resolve_under
 from assetgate.web.responses import on_app_error
 
@@ -57,7 +57,7 @@ class Harness:
 
 
 def make_app(
-    root: Path, lane: AssetLane, cache: Cache[Rendered], sources: Sources, max_bytes: int
+    root: Path, lane: MinifyPool, cache: Cache[Rendered], sources: FileVersions, max_bytes: int
 ) -> Starlette:
     async def serve(request: Request) -> Response:
         found = resolve_under(root, request.path_params["path"])
@@ -67,8 +67,8 @@ def make_app(
             request,
             found.path,
             source_stat=found.stat,
-            lane=lane,
-            sources=sources,
+            pool=lane,
+            versions=sources,
             cache=cache,
             cache_control="public, max-age=60",
             max_bytes=max_bytes,
@@ -98,17 +98,17 @@ class make_harness:
         timeout_s: float = 30.0,
     ):
         self.root, self.max_bytes = root, max_bytes
-        self.lane = AssetLane(
+        self.pool = MinifyPool(
             renders=WorkGate(workers, queue),
             minify=WorkGate(workers, queue, timeout_s=timeout_s),
             sandbox=Sandbox(workers),
         )
-        self.gate = self.lane.minify
+        self.gate = self.pool.minify
         self.cache = Cache("assets", RENDERED, memory_bytes=1_000_000)
 
     async def __aenter__(self) -> Harness:
-        sources = Sources(body_budget_bytes=1_000_000)
-        app = make_app(self.root, self.lane, self.cache, sources, self.max_bytes)
+        sources = FileVersions(body_budget_bytes=1_000_000)
+        app = make_app(self.root, self.pool, self.cache, sources, self.max_bytes)
         self.client = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app), base_url="http://assets.test"
         )
@@ -116,7 +116,7 @@ class make_harness:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.client.aclose()
-        self.lane.close()
+        self.pool.close()
 
 
 NO_GZIP = {"Accept-Encoding": "identity"}

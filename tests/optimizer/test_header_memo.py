@@ -3,7 +3,7 @@
 The first render of a variant sniffs and probes the file (one WorkGate trip) and renders it (a
 second); what the probe found is remembered with the file's version, so the next render of that
 version skips the probe. A rewritten file is a new version and is read anew. Files are aged past
-``Sources``' settle time: a version younger than that is never remembered.
+``FileVersions``' settle time: a version younger than that is never remembered.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def probes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
 
 
 def aged_root(tmp_path: Path, files: dict[str, bytes]) -> Path:
-    """A document root whose files are old enough for ``Sources`` to remember their versions."""
+    """A document root whose files are old enough for ``FileVersions`` to remember them."""
     root = tmp_path / "aged"
     root.mkdir()
     for name, data in files.items():

@@ -73,7 +73,7 @@ async def test_validators_are_computed_once_per_file_change(
     root, _ = two_roots(tmp_path)
     app = app_client(make_settings(root=root))
     async with app as client:
-        sources = app.state["resources"].sources
+        sources = app.state["resources"].versions
         sources.settle_s = 0  # these files were written a moment ago
         tags = {}
         for url in URLS:

@@ -1,6 +1,6 @@
 """The hot lane replays a route's answer exactly, and never when something else would decide it.
 
-The files are written once and aged past ``Sources``' settle time (a version younger than that
+The files are written once and aged past ``FileVersions``' settle time (a version younger than that
 is never remembered, so never replayed). Whether an answer came from the lane is read from
 ``assetgate_hot_lane_answers_total``; what it answered is compared with the long way's.
 """
@@ -22,9 +22,9 @@ from starlette.types import Scope
 from assetgate.optimizer.routes import OptimizerState
 from assetgate.optimizer.signed import sign_url
 from assetgate.resources import Resources
-from assetgate.serving.files import Source, Sources
 from assetgate.serving.hotlane import HotLane, file_body
 from assetgate.serving.prepared import Prepared
+from assetgate.serving.versions import FileVersion, FileVersions
 from assetgate.settings import Settings
 from assetgate.web.paths import locate
 from tests.conftest import app_client
@@ -249,7 +249,7 @@ def _scope(path: str) -> Scope:
 
 
 async def test_the_lane_is_bounded(aged_root: Path) -> None:
-    sources = Sources(body_budget_bytes=1 << 20, settle_s=0)
+    sources = FileVersions(body_budget_bytes=1 << 20, settle_s=0)
     lane = HotLane(sources, entries=2)
     for name in ("a.jpg", "b.jpg", "c.jpg"):
         found = locate(str(aged_root), name)
@@ -265,7 +265,7 @@ async def test_the_lane_is_bounded(aged_root: Path) -> None:
     assert answer[2] == FILES["c.jpg"]
 
 
-def _prepared(source: Source) -> Prepared:
+def _prepared(source: FileVersion) -> Prepared:
     headers = {"ETag": '"x"', "Last-Modified": source.last_modified}
     return Prepared.build('"x"', source.mtime, headers, {"Content-Length": str(source.size)})
 

@@ -15,7 +15,7 @@ import redis.asyncio
 
 from assetgate.cache.prefetch import PREFETCH_TASK
 from assetgate.optimizer.signed import sign_url
-from assetgate.serving.files import fingerprint_bytes
+from assetgate.serving.versions import fingerprint_bytes
 from assetgate.settings import Settings
 from tests.conftest import RedisServer, app_client
 from tests.sources.images import BLUE, RED, near, pixel, quadrant_bmp, size_of, solid_bmp
@@ -406,6 +406,6 @@ async def test_a_large_copy_is_fingerprinted_while_it_is_written_not_read_again(
     async with app_client(node(root=docroot)) as client:
         from_disk = await client.get(url)
     assert from_bucket.status_code == again.status_code == 200
-    assert remote.state["resources"].sources.fingerprinted == 0  # hashed while it streamed
+    assert remote.state["resources"].versions.fingerprinted == 0  # hashed while it streamed
     assert from_bucket.headers["etag"] == from_disk.headers["etag"]  # the same content hash
     assert again.headers["x-optimizer-cache"] == "HIT"

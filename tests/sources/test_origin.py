@@ -26,7 +26,7 @@ def node(
         values: dict[str, Any] = {
             "root": f"{origin.base}/static",
             "origin_allow_private": True,  # the test's origin is on loopback
-            "origin_read_timeout_s": 2.0,
+            "source_read_timeout_s": 2.0,
             "source_cache_dir": tmp_path / "sources",
         }
         return make_settings(**{**values, **overrides})
@@ -122,7 +122,7 @@ async def test_a_stalled_origin_is_a_504_in_bounded_time(
     node: Callable[..., Settings], origin: Origin
 ) -> None:
     origin.routes["/static/slow.bmp"] = stalled(10)
-    async with app_client(node(origin_read_timeout_s=1.0)) as client:
+    async with app_client(node(source_read_timeout_s=1.0)) as client:
         started = time.monotonic()
         answer = await client.get("/slow.bmp?width=10")
         elapsed = time.monotonic() - started

@@ -32,8 +32,8 @@ async def test_both_nodes_keep_answering_when_the_store_goes_away(
                 s3_endpoint_url=weed.endpoint,
                 s3_path_style=True,
                 source_ttl_s=0.2,
-                origin_read_timeout_s=2.0,
-                origin_connect_timeout_s=0.5,
+                source_read_timeout_s=2.0,
+                source_connect_timeout_s=0.5,
                 source_cache_dir=tmp_path / f"sources-{name}",
                 result_cache_dir=tmp_path / f"results-{name}",
             )

@@ -82,8 +82,8 @@ def s3_store(bucket: str, prefix: str, settings: Settings) -> S3Store:
     and ``assetgate optimize s3://…``)."""
     endpoint = settings.s3_endpoint_url or os.environ.get("AWS_ENDPOINT_URL") or None
     path_style = settings.s3_path_style
-    connect_timeout_s = settings.origin_connect_timeout_s
-    timeout_s = settings.origin_read_timeout_s
+    connect_timeout_s = settings.source_connect_timeout_s
+    timeout_s = settings.source_read_timeout_s
     options: dict[str, object] = dict(_file_credentials())
     if endpoint is not None:
         options["endpoint"] = endpoint

@@ -19,7 +19,7 @@ from assetgate.cli.supervisor import run_server
 from assetgate.operations.logs import configure_logging
 from assetgate.optimizer.presets import load_presets
 from assetgate.optimizer.watermarks import parse_watermarks
-from assetgate.settings import Settings
+from assetgate.settings import Settings, renamed_in_use
 from assetgate.web.ratelimit import shared_budget_problem
 from assetgate.web.urllimit import h11_head_limit
 
@@ -94,6 +94,11 @@ def run(args: argparse.Namespace) -> int:
     for key, value in overrides.items():
         os.environ[f"ASSETGATE_{key.upper()}"] = str(value)
     configure_logging(settings.log_level, settings.log_format)
+    for old, new in renamed_in_use():
+        print(
+            f"assetgate: {old} is now {new}; the old name is read until the next release",
+            file=sys.stderr,
+        )
     # --port 0 asks the OS for a free port: the banner names the one it gave.
     bound = settings.model_copy(update={"port": sock.getsockname()[1]})
     print(welcome(bound), file=sys.stderr, flush=True)

@@ -30,7 +30,7 @@ from starlette.types import Receive
 
 from assetgate.cache import Cache
 from assetgate.errors import AppError
-from assetgate.minify.lane import AssetLane
+from assetgate.minify.pool import MinifyPool
 from assetgate.minify.render import Rendered
 from assetgate.minify.sniff import SNIFF_BYTES, looks_binary
 from assetgate.minify.spec import (
@@ -42,10 +42,10 @@ from assetgate.minify.spec import (
     make_asset_plan,
     parse_asset_spec,
 )
-from assetgate.serving.answer import Rendering, Variant, Version, answer
-from assetgate.serving.files import Source, Sources, identify_path
+from assetgate.serving.answer import FoundFile, Rendering, Variant, answer
 from assetgate.serving.hotlane import Offer
 from assetgate.serving.prepared import Prepared
+from assetgate.serving.versions import FileVersion, FileVersions, identify_path
 from assetgate.web.cachestatus import CacheState
 from assetgate.web.caching import make_etag
 from assetgate.web.savings import savings_headers
@@ -62,9 +62,9 @@ def is_asset(path: Path | str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class AssetFloor:
-    """What every CSS/JS answer is made with: the minifier's lane, the asset cache, the size cap."""
+    """What every CSS/JS answer is made with: the minify pool, the asset cache, the size cap."""
 
-    lane: AssetLane
+    pool: MinifyPool
     cache: Cache[Rendered]
     max_bytes: int
 
@@ -103,9 +103,9 @@ async def asset_response(
     source: str | Path,
     *,
     source_stat: os.stat_result | None = None,
-    lane: AssetLane,
+    pool: MinifyPool,
     cache: Cache[Rendered],
-    sources: Sources,
+    versions: FileVersions,
     cache_control: str,
     max_bytes: int,
     extra_headers: Mapping[str, str] | None = None,
@@ -116,22 +116,26 @@ async def asset_response(
     has not identified its version (a stat is taken when ``source_stat`` is None): the tests' own
     app and ``bench/minify.py``; the parts build ``asset_variant`` themselves."""
     if source_stat is None:
-        info, found = await identify_path(sources, source)
+        info, version = await identify_path(versions, source)
     else:
-        info, found = source_stat, await sources.identify(source, source_stat)
+        info, version = source_stat, await versions.identify(source, source_stat)
     variant = asset_variant(
-        AssetFloor(lane, cache, max_bytes),
+        AssetFloor(pool, cache, max_bytes),
         source,
         info.st_size,
         spec if spec is not None else parse_asset_spec(request.query_params),
         request.headers.get("accept-encoding"),
         {**(extra_headers or {}), "Cache-Control": cache_control},
     )
-    return await answer(request, Version(source, info, found, offer), variant)
+    return await answer(request, FoundFile(source, info, version, offer), variant)
 
 
 def _validators(
-    path: str | Path, plan: AssetPlan, max_bytes: int, extra: Mapping[str, str], version: Source
+    path: str | Path,
+    plan: AssetPlan,
+    max_bytes: int,
+    extra: Mapping[str, str],
+    version: FileVersion,
 ) -> Prepared:
     """Once per file version and variant: the sniff (415), the ETag and the headers."""
     head = version.body[:SNIFF_BYTES] if version.body is not None else _read_head(path)
@@ -165,9 +169,9 @@ def _validators(
 
 
 async def _render(
-    floor: AssetFloor, path: Path, plan: AssetPlan, version: Source, receive: Receive
+    floor: AssetFloor, path: Path, plan: AssetPlan, version: FileVersion, receive: Receive
 ) -> Rendered:
-    rendered = await floor.lane.render(path, plan, floor.max_bytes, receive)
+    rendered = await floor.pool.render(path, plan, floor.max_bytes, receive)
     if rendered.note is not None:
         log.warning("asset %s served without %s: %s", path.name, plan.transform, rendered.note)
     return rendered

@@ -3,13 +3,13 @@
 rjsmin is quadratic on some inputs and, being C, cannot be stopped by a flag; three such requests
 once pinned every render thread for minutes. Here each transformation is sent to a long-lived
 ``minify.child`` process and the calling thread waits for its answer. The job's ``stop.Stop``
-(its deadline from the asset door, or its client leaving) kills the process (SIGKILL), which ends
+(its deadline from the minify pool, or its client leaving) kills the process (SIGKILL), which ends
 the wait at once; the next job starts a fresh process. Alternatives weighed (docs/optimizer.md):
 capping the input size (a 64 KB cap still allows ~1 CPU-s per request and refuses real bundles)
 and a linear-time minifier (esbuild's whitespace mode changes other bytes and is itself a
 process to run).
 
-A process serves one job at a time; the asset door (``minify.lane``) never runs more jobs than
+A process serves one job at a time; the minify pool (``minify.pool``) never runs more jobs than
 there are processes, so ``_take`` does not wait in practice (it would, rather than fail).
 """
 

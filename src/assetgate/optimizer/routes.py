@@ -8,7 +8,7 @@ an image variant; 413) -> the file's version (content fingerprint, remembered pe
 held hit, render through the gate inside the cache, keep). Every method is routed here so that
 anything but GET/HEAD/OPTIONS gets our 405 with ``Allow`` (``web.http``).
 
-With a bucket, an origin or several mounts (``sources``, docs/sources.md) the path gate is
+With a bucket, an origin or several mounts (``sources``, docs/sources.md) the path check is
 ``Mounts.locate``, which hands back a local copy of the remote file, and an image variant another
 node rendered is answered from the shared result store before the source is fetched at all.
 """
@@ -30,7 +30,7 @@ from starlette.responses import Response
 from assetgate.cache import Cache
 from assetgate.errors import AppError
 from assetgate.imaging.vips import engine_version
-from assetgate.optimizer import results
+from assetgate.optimizer import result_codec
 from assetgate.optimizer.openapi import make_paths
 from assetgate.optimizer.params import ALIASES, FILE_PARAM, AutoQuality
 from assetgate.optimizer.plan import Limits
@@ -41,7 +41,7 @@ from assetgate.optimizer.variants import shared_answer, variant_for
 from assetgate.optimizer.watermarks import NO_WATERMARKS, Watermarks, fingerprint, parse_watermarks
 from assetgate.part import PageLink, Part, part_state
 from assetgate.resources import Resources, resources
-from assetgate.serving.answer import Version, answer
+from assetgate.serving.answer import FoundFile, answer
 from assetgate.settings import Settings
 from assetgate.web.http import READ_METHODS
 from assetgate.web.params import read_str
@@ -75,12 +75,12 @@ async def lifespan(res: Resources) -> AsyncIterator[OptimizerState]:
     # Watermark images are local files under a directory root (docs/optimizer.md "Watermarks").
     watermarks = parse_watermarks(settings.watermarks, os.path.realpath(str(settings.root)))
     cache = None
-    if res.results is not None:
+    if res.result_disk is not None:
         cache = res.cache(
-            results.NAME,
-            results.OUTCOME,
+            result_codec.NAME,
+            result_codec.OUTCOME,
             memory_bytes=settings.result_cache_memory_bytes,
-            ttl=results.keep_for,
+            ttl=result_codec.keep_for,
             on_disk=True,
             stored=True,
         )
@@ -114,7 +114,7 @@ async def optimize_file(request: Request) -> Response:
     """``/?file=<path>&...`` (operation ``optimizeFile``)."""
     if "file" not in request.query_params:
         raise AppError(400, f"file: required parameter is missing; {PAGES_HINT}", param="file")
-    # Odd paths are the path gate's business (404 like any missing file); only one longer than
+    # Odd paths are the path check's business (404 like any missing file); only one longer than
     # the schema's maxLength (1024 characters) is a 400.
     name = read_str(
         request.query_params, "file", min_len=1, max_len=FILE_PARAM.max_len, required=True
@@ -147,11 +147,11 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
     if found is None:
         raise AppError.not_found()
     variant = variant_for(request, res, state, found, query)  # 413 before the file is read
-    source = await res.sources.identify(found.real, found.stat)
+    version = await res.versions.identify(found.real, found.stat)
     if state.real_root is None and variant.rendering is not None:
-        res.mounts.note(found, source)  # a remote copy's fingerprint, for the other nodes
-    offer = functools.partial(res.lane.offer, request.scope, found)
-    return await answer(request, Version(found.real, found.stat, source, offer), variant)
+        res.mounts.note(found, version)  # a remote copy's fingerprint, for the other nodes
+    offer = functools.partial(res.hot_lane.offer, request.scope, found)
+    return await answer(request, FoundFile(found.real, found.stat, version, offer), variant)
 
 
 def _preflight_cors(settings: Settings) -> Mapping[str, str]:

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Final, Never
 
 from assetgate.serving.answer import Variant
-from assetgate.serving.files import Source
 from assetgate.serving.prepared import Prepared
+from assetgate.serving.versions import FileVersion
 from assetgate.web.caching import make_etag
 from assetgate.web.mediatypes import media_type
 
@@ -24,7 +24,9 @@ def static_variant(path: str, *, cache_control: str, cors: Mapping[str, str]) ->
     return Variant(VARIANT, functools.partial(_validators, path, cache_control, cors))
 
 
-def _validators(path: str, cache_control: str, cors: Mapping[str, str], source: Source) -> Prepared:
+def _validators(
+    path: str, cache_control: str, cors: Mapping[str, str], source: FileVersion
+) -> Prepared:
     etag = make_etag("static", source.fingerprint)
     headers = {
         **cors,

@@ -41,8 +41,8 @@ from assetgate.optimizer.static import static_variant
 from assetgate.optimizer.watermarks import Watermarks
 from assetgate.resources import Resources
 from assetgate.serving.answer import AnyVariant, Rendering, Variant
-from assetgate.serving.files import Source, stat_key
 from assetgate.serving.prepared import BlockResponse, Prepared
+from assetgate.serving.versions import FileVersion, stat_key
 from assetgate.web.cachestatus import HEADER as CACHE_STATUS
 from assetgate.web.cachestatus import VALUES as CACHE_VALUES
 from assetgate.web.cachestatus import CacheState
@@ -83,7 +83,7 @@ def variant_for(
     """What the request asks of the file ``found``; 413 for an image source over the limit."""
     settings = res.settings
     if is_asset(found.real):
-        floor = AssetFloor(res.asset_lane, res.assets, settings.asset_max_bytes)
+        floor = AssetFloor(res.minify_pool, res.assets, settings.asset_max_bytes)
         headers = {**conditions.cors, "Cache-Control": settings.cache_control}
         accept_encoding = request.headers.get("accept-encoding")
         return asset_variant(
@@ -197,7 +197,7 @@ def _image_validators(
     spec: ImageSpec,
     cache_control: str,
     key: VariantKey,
-    source: Source,
+    source: FileVersion,
 ) -> Prepared:
     etag = variant_etag(conditions.engine, source.fingerprint, key)
     headers = _image_headers(etag, source.last_modified, spec, cache_control, conditions)
@@ -219,7 +219,7 @@ class _ImageWork:
     key: VariantKey
     alias: str | None = None
 
-    async def __call__(self, source: Source, receive: Receive) -> Outcome:
+    async def __call__(self, source: FileVersion, receive: Receive) -> Outcome:
         outcome = await self._make(source, receive)
         results = self.conditions.results
         # as ``serving.answer`` keeps it: a copy being rewritten has no trusted fingerprint
@@ -229,7 +229,7 @@ class _ImageWork:
             results.share_as(self.alias, etag, outcome)
         return outcome
 
-    async def _make(self, source: Source, receive: Receive) -> Outcome:
+    async def _make(self, source: FileVersion, receive: Receive) -> Outcome:
         gate = self.res.gate
         job = Job.from_settings(
             self.res.settings,

@@ -2,7 +2,7 @@
 
 The setting is JSON: ``{"logo": {"path": "brand/logo.png", "gravity": "southeast",
 "margin": 16, "opacity": 0.6, "size": 0.2}}``. Each image is read once, at start, from under
-the document root (the same path gate as a request), and checked to be an image by its magic
+the document root (the same path check as a request), and checked to be an image by its magic
 bytes; a bad entry stops the server naming the variable. Each watermark's bytes and placement are in
 ``fingerprint``, which goes into every image ETag: changing a logo changes the tags.
 """

@@ -33,9 +33,9 @@ from assetgate.packages.bodies import (
 from assetgate.packages.state import PackagesState
 from assetgate.packages.store import FileRow, Namespace
 from assetgate.resources import resources
-from assetgate.serving.answer import AnyVariant, Variant, Version, answer
-from assetgate.serving.files import Source, identify_path
+from assetgate.serving.answer import AnyVariant, FoundFile, Variant, answer
 from assetgate.serving.prepared import Prepared
+from assetgate.serving.versions import FileVersion, identify_path
 
 ASSET_QUERY: Final = ("min", "compress", "safe")
 ASSET_SUFFIXES: Final = (".css", ".js", ".mjs")
@@ -87,17 +87,17 @@ async def file_answer(
     if not sibling and state.store.touch(key):
         state.flush_touches_soon()
     try:
-        info, source = await identify_path(resources(request).sources, blob)
+        info, version = await identify_path(resources(request).versions, blob)
     except AppError as exc:  # evicted by another process since the index named it
         if exc.status == 404 and not sibling:
             raise Vanished from exc
         raise
-    version = Version(blob, info, source)
+    file = FoundFile(blob, info, version)
     spec = AssetSpec(minify=True) if sibling else _asset_spec(request, blob)
     variant: AnyVariant = (
-        pinned_variant(found) if spec is None else _asset(request, version, found, spec, sibling)
+        pinned_variant(found) if spec is None else _asset(request, file, found, spec, sibling)
     )
-    return await answer(request, version, variant)
+    return await answer(request, file, variant)
 
 
 def pinned_variant(found: FileRow) -> Variant[Never]:
@@ -106,7 +106,7 @@ def pinned_variant(found: FileRow) -> Variant[Never]:
     return Variant(("pinned", found.path), functools.partial(_pinned_validators, found))
 
 
-def _pinned_validators(found: FileRow, version: Source) -> Prepared:
+def _pinned_validators(found: FileRow, version: FileVersion) -> Prepared:
     ok = {"Content-Type": package_media_type(found.path), "Content-Length": str(found.size)}
     return Prepared.build(f'"{found.sha256}"', None, pinned_headers(found), ok)
 
@@ -121,7 +121,7 @@ def _asset_spec(request: Request, blob: Path) -> AssetSpec | None:
 
 def _asset(
     request: Request,
-    version: Version,
+    file: FoundFile,
     found: FileRow,
     spec: AssetSpec,
     sibling: bool = False,
@@ -129,13 +129,13 @@ def _asset(
     """A pinned CSS/JS file through the CSS/JS floor (``?min=1``…, or a ``.min.js`` the package
     lacks), with the pinned headers but its own validators (the answer is not the file)."""
     res = resources(request)
-    floor = AssetFloor(res.asset_lane, res.assets, res.settings.asset_max_bytes)
+    floor = AssetFloor(res.minify_pool, res.assets, res.settings.asset_max_bytes)
     pinned = {k: v for k, v in pinned_headers(found).items() if k not in ("ETag", "Content-Digest")}
     if sibling:
         pinned["X-Minified-From"] = quote(found.path, safe="/+@")
     headers = {**pinned, "Cache-Control": PINNED_CACHE}
     accept_encoding = request.headers.get("accept-encoding")
-    return asset_variant(floor, version.path, version.stat.st_size, spec, accept_encoding, headers)
+    return asset_variant(floor, file.path, file.stat.st_size, spec, accept_encoding, headers)
 
 
 class Vanished(Exception):

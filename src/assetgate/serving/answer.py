@@ -1,11 +1,11 @@
 """Serve one variant of one file version: the steps every part's file answer shares, written once.
 
-A part finds the file, identifies its version (``serving.files``) and says what it wants made of
+A part finds the file, identifies its version (``serving.versions``) and says what it wants made of
 it, a ``Variant``: its key among the version's prepared answers, its validators and header block,
 and how its body is made (a ``Rendering`` through the part's cache, or none: the file as it is).
 ``answer`` does the rest, in the order of a cheap request first:
 
-1. the variant's validators and header blocks, built once per version (``Source.prepare``);
+1. the variant's validators and header blocks, built once per version (``FileVersion.prepare``);
 2. the offer to the hot lane, so a repeat is replayed before routing (``serving.hotlane``);
 3. 304 from the validators, before any work;
 4. the file as it is, the cheapest way its size allows (``serving.sendfile``);
@@ -33,10 +33,10 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 from starlette.types import Receive
 
-from assetgate.serving.files import Source, stat_key
 from assetgate.serving.hotlane import BodyOf, Offer, file_body
 from assetgate.serving.prepared import BlockResponse, HeaderBlock, Prepared
 from assetgate.serving.sendfile import send_file
+from assetgate.serving.versions import FileVersion, stat_key
 from assetgate.web.cachestatus import HEADER, VALUES, CacheState
 
 T = TypeVar("T")
@@ -58,12 +58,12 @@ class ResultCache(Protocol[T]):
 
 
 @dataclass(frozen=True, slots=True)
-class Version:
-    """One version of one file, as the part's path gate found it."""
+class FoundFile:
+    """One version of one file, where the part's path check found it."""
 
     path: str | Path
     stat: os.stat_result  # the request's one stat of ``path``
-    source: Source  # its identity: fingerprint, validators, prepared answers
+    version: FileVersion  # its identity: fingerprint, validators, prepared answers
     offer: Offer | None = None  # the hot lane's, when this answer may be replayed
 
 
@@ -71,7 +71,7 @@ class Version:
 class Rendering(Generic[T]):
     """How a variant's body is made, and what it adds to the 200's headers."""
 
-    make: Callable[[Source, Receive], Awaitable[T]]  # the work, through the part's gate
+    make: Callable[[FileVersion, Receive], Awaitable[T]]  # the work, through the part's gate
     body: Callable[[T], bytes | None]  # None: a pass-through, the file itself answers
     headers: Callable[[T, CacheState], Mapping[str, str]]  # Content-Type, -Length, the part's
     cache: ResultCache[T] | None = None  # None: off, every answer is made (``fwd=bypass``)
@@ -84,7 +84,7 @@ class Variant(Generic[T]):
     key: Hashable  # among the version's prepared answers (and the hot lane's replays)
     # the ETag and the 304's headers; for the file as it is also the 200's (``ok``: Content-Type,
     # Content-Length, ``Accept-Ranges: bytes``). Raises the part's errors (415, say) once.
-    validators: Callable[[Source], Prepared]
+    validators: Callable[[FileVersion], Prepared]
     rendering: Rendering[T] | None = None  # None: the file as it is
 
 
@@ -92,26 +92,26 @@ class Variant(Generic[T]):
 AnyVariant = Variant[Any]
 
 
-async def answer(request: Request, version: Version, variant: Variant[T]) -> Response:
-    """GET or HEAD for ``variant`` of ``version`` (method, path and parameters already checked)."""
-    source = version.source
-    prepared = source.prepare(variant.key, functools.partial(_prepare, variant))
+async def answer(request: Request, found: FoundFile, variant: Variant[T]) -> Response:
+    """GET or HEAD for ``variant`` of ``found`` (method, path and parameters already checked)."""
+    version = found.version
+    prepared = version.prepare(variant.key, functools.partial(_prepare, variant))
     rendering = variant.rendering
     held: BodyOf = file_body if rendering is None else functools.partial(_held, rendering)
-    if version.offer is not None:
-        version.offer(source, variant.key, held)
+    if found.offer is not None:
+        found.offer(version, variant.key, held)
     if prepared.matches(request):
         return BlockResponse(304, prepared.not_modified)
     if rendering is None:
-        return send_file(request, version.path, version.stat, source, prepared)
+        return send_file(request, found.path, found.stat, version, prepared)
     if prepared.ok is not None:  # rendered and kept here
-        body = held(source, prepared)
+        body = held(version, prepared)
         if body is not None:
             return BlockResponse(200, prepared.ok, body)
-    make = functools.partial(rendering.make, source, request.receive)
+    make = functools.partial(rendering.make, version, request.receive)
     cache = rendering.cache
     state: CacheState
-    if cache is None or source.key != stat_key(version.stat):  # off, or being rewritten
+    if cache is None or version.key != stat_key(found.stat):  # off, or being rewritten
         result, state = await make(), "BYPASS"
     else:
         result, hit = await cache.get_or_compute(prepared.etag, make)
@@ -119,25 +119,25 @@ async def answer(request: Request, version: Version, variant: Variant[T]) -> Res
     body = rendering.body(result)
     if body is None:  # a pass-through: the file itself (streamed if large), no kept bytes
         headers = {**prepared.headers, **rendering.headers(result, state), **_BYPASS_HEADER}
-        return FileResponse(version.path, headers=headers, stat_result=version.stat)
+        return FileResponse(found.path, headers=headers, stat_result=found.stat)
     headers = {**prepared.headers, **rendering.headers(result, state), HEADER: VALUES[state]}
     if state != "BYPASS":  # the next request for this variant is a header-block copy
         kept = {**rendering.headers(result, "HIT"), **_HIT_HEADER}
-        source.keep(variant.key, prepared.with_ok(kept))
+        version.keep(variant.key, prepared.with_ok(kept))
     return Response(body, headers=headers)
 
 
-def _prepare(variant: Variant[T], source: Source) -> Prepared:
+def _prepare(variant: Variant[T], version: FileVersion) -> Prepared:
     """The variant's validators, with ``Cache-Status`` on its 304 (and on its 200 when the file
     is answered as it is); built once per version and variant."""
-    prepared = variant.validators(source)
+    prepared = variant.validators(version)
     ok: HeaderBlock | None = None
     if variant.rendering is None and prepared.ok is not None:
         ok = prepared.ok + _STAMP_BYPASS
     return replace(prepared, not_modified=prepared.not_modified + _STAMP_HIT, ok=ok)
 
 
-def _held(rendering: Rendering[T], source: Source, prepared: Prepared) -> bytes | None:
+def _held(rendering: Rendering[T], version: FileVersion, prepared: Prepared) -> bytes | None:
     """A variant's rendering while this process holds it (also the hot lane's replay of a hit)."""
     cache = rendering.cache
     kept = None if cache is None else cache.get(prepared.etag)

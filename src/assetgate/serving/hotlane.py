@@ -1,13 +1,13 @@
 """The hot lane: a repeat request answered before routing, from what its route worked out once.
 
 Most requests an optimizer sees are the same file again, unchanged. The route answers the first
-one the long way (parameters validated, signature checked, the path gate, the file's version,
+one the long way (parameters validated, signature checked, the path check, the file's version,
 header blocks prepared) and leaves a ``Replay`` here: which file version and variant that request
 named. The next request with the same path, query string and deciding headers (``Accept``,
 ``Accept-Encoding``) is answered in front of Starlette's router with one ``lstat``, a few dict
 lookups and a copy of the very header block the route would send: 304 when the validators match,
 else the 200 with bytes already held (a small file's content, a cached rendering). The ``lstat``
-covers every directory between the root and the file too (one per level), as the path gate's
+covers every directory between the root and the file too (one per level), as the path check's
 does: a directory swapped for a symlink that leaves the root ends the replay.
 
 Anything the lane cannot answer exactly as the route would goes the long way: another method, a
@@ -30,8 +30,8 @@ from typing import Final
 from prometheus_client import Counter
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from assetgate.serving.files import Source, Sources, StatKey, stat_key
 from assetgate.serving.prepared import HeaderBlock, Prepared
+from assetgate.serving.versions import FileVersion, FileVersions, StatKey, stat_key
 from assetgate.web.paths import Located, still_direct
 
 log = logging.getLogger(__name__)
@@ -41,16 +41,16 @@ READS: Final = frozenset({"GET", "HEAD"})
 # path, query string, Accept, Accept-Encoding: with the file's version, all a replay depends on.
 LaneKey = tuple[str, bytes, bytes | None, bytes | None]
 # The 200's bytes for a version's prepared answer, or None when they are no longer held here.
-BodyOf = Callable[[Source, Prepared], bytes | None]
+BodyOf = Callable[[FileVersion, Prepared], bytes | None]
 Replayed = tuple[int, HeaderBlock, bytes]
 
 
-def file_body(source: Source, prepared: Prepared) -> bytes | None:
-    """A file answered as it is: its bytes when ``Sources`` keeps them in memory."""
-    return source.body
+def file_body(version: FileVersion, prepared: Prepared) -> bytes | None:
+    """A file answered as it is: its bytes when ``FileVersions`` keeps them in memory."""
+    return version.body
 
 
-Offer = Callable[[Source, Hashable, BodyOf], None]
+Offer = Callable[[FileVersion, Hashable, BodyOf], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,13 +103,13 @@ class HotLane:
 
     def __init__(
         self,
-        sources: Sources,
+        versions: FileVersions,
         *,
         enabled: bool = True,
         entries: int = ENTRIES,
         answered: Counter | None = None,
     ) -> None:
-        self.sources = sources
+        self.versions = versions
         self.enabled = enabled
         self.entries = entries
         self.answered = answered  # assetgate_hot_lane_answers
@@ -121,18 +121,18 @@ class HotLane:
         return len(self._replays)
 
     def offer(
-        self, scope: Scope, found: Located, source: Source, variant: Hashable, body: BodyOf
+        self, scope: Scope, found: Located, version: FileVersion, variant: Hashable, body: BodyOf
     ) -> None:
         """After the route answered ``scope`` from ``source``'s prepared ``variant``."""
-        if not self.enabled or not found.direct or not self.sources.holds(source):
+        if not self.enabled or not found.direct or not self.versions.holds(version):
             return
-        if body is file_body and source.body is None:
+        if body is file_body and version.body is None:
             return  # a file read from disk on every request: nothing to replay
         asked = _asked(scope)
         if asked is None:
             return
         self._replays[asked.key] = Replay(
-            found.real, found.depth, source.key, variant, body, found.fresh_until
+            found.real, found.depth, version.key, variant, body, found.fresh_until
         )
         self._replays.move_to_end(asked.key)
         while len(self._replays) > self.entries:
@@ -153,17 +153,17 @@ class HotLane:
         if replay is None:
             return None
         info = still_direct(replay.path, replay.depth)
-        version = None if info is None else stat_key(info)
+        current = None if info is None else stat_key(info)
         if replay.fresh_until != math.inf and time.monotonic() >= replay.fresh_until:
-            version = None  # a remote copy due for revalidation: the route asks its source
-        source = self.sources.peek(replay.version) if version == replay.version else None
-        prepared = None if source is None else source.blocks.get(replay.variant)
-        if source is None or prepared is None:
+            current = None  # a remote copy due for revalidation: the route asks its source
+        version = self.versions.peek(replay.version) if current == replay.version else None
+        prepared = None if version is None else version.blocks.get(replay.variant)
+        if version is None or prepared is None:
             del self._replays[asked.key]  # another version now, or forgotten: the long way
             return None
         if prepared.fresh_for(_text(asked.if_none_match), _text(asked.if_modified_since)):
             return 304, prepared.not_modified, b""
-        body = None if prepared.ok is None else replay.body(source, prepared)
+        body = None if prepared.ok is None else replay.body(version, prepared)
         if prepared.ok is None or body is None:
             return None  # not rendered yet, or its bytes are no longer held: the long way
         return 200, prepared.ok, b"" if asked.head else body

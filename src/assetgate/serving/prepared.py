@@ -3,7 +3,7 @@
 A repeat request for an unchanged file (a static file, a 304, a cached rendering) should cost a
 small constant over the HTTP stack itself. Its headers depend only on the file's version and the
 variant asked for, so they are encoded once into a ``Prepared`` (kept in the version's
-``Source.blocks``) and each request sends a copy of that block with the bytes it already has.
+``FileVersion.blocks``) and each request sends a copy of that block with the bytes it already has.
 """
 
 from __future__ import annotations

@@ -19,20 +19,24 @@ from pathlib import Path
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 
-from assetgate.serving.files import SMALL_FILE_BYTES, Source
 from assetgate.serving.prepared import BlockResponse, Prepared
+from assetgate.serving.versions import SMALL_FILE_BYTES, FileVersion
 
 
 def send_file(
-    request: Request, path: str | Path, info: os.stat_result, source: Source, prepared: Prepared
+    request: Request,
+    path: str | Path,
+    info: os.stat_result,
+    version: FileVersion,
+    prepared: Prepared,
 ) -> Response:
     """``prepared.ok`` must carry Content-Type, Content-Length and ``Accept-Ranges: bytes``."""
     assert prepared.ok is not None
-    small = source.body is not None or source.size <= SMALL_FILE_BYTES
+    small = version.body is not None or version.size <= SMALL_FILE_BYTES
     if small and "range" not in request.headers:
         if request.method == "HEAD":
             return BlockResponse(200, prepared.ok)
-        body = source.body if source.body is not None else _read(path, source.size)
+        body = version.body if version.body is not None else _read(path, version.size)
         if body is not None:
             return BlockResponse(200, prepared.ok, body)
     headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in prepared.ok}

@@ -11,7 +11,7 @@ there too, for the TTL; else from the store, beside the variant). An index entry
 trusted for ``ASSETGATE_SOURCE_TTL_S`` after the node that wrote it last heard from the source,
 the same staleness every node's own copy is allowed (``0``: never trusted).
 
-The path gate's lexical rules (``web.paths.clean_relative``: no ``..``, no absolute path, no
+The path check's lexical rules (``web.paths.clean_relative``: no ``..``, no absolute path, no
 hidden name, the reserved ``cache/``) run first, for every source alike and before anything is
 contacted; then the longest mount prefix picks the source. A directory is walked by
 ``web.paths.locate`` as before; a bucket or an origin goes through the source cache, which hands
@@ -33,9 +33,9 @@ from assetgate.cache import SharedTier
 from assetgate.cache.objects import ObjectTier, s3_store
 from assetgate.errors import AppError
 from assetgate.operations.metrics import Metrics
-from assetgate.serving.files import SMALL_FILE_BYTES, Source, Sources
+from assetgate.serving.versions import SMALL_FILE_BYTES, FileVersion, FileVersions
 from assetgate.settings import Settings
-from assetgate.sources.cache import SourceCache
+from assetgate.sources.copies import Copies
 from assetgate.sources.locations import Bucket, Directory, Mount, Origin, parse_mounts, split
 from assetgate.sources.origin import OriginSource
 from assetgate.sources.remote import Remote
@@ -49,7 +49,7 @@ _FINGERPRINT = re.compile(r"[0-9a-f]{32}")
 
 
 @dataclass(frozen=True, slots=True)
-class Version:
+class SharedFingerprint:
     """What the ETag and headers of a remote object's variants need, without its bytes."""
 
     fingerprint: str
@@ -75,18 +75,18 @@ class Mounts:
     def __init__(
         self,
         backends: tuple[Backend, ...],
-        cache: SourceCache,
+        copies: Copies,
         max_bytes: int,
         index: ObjectTier | None = None,
         fast_index: SharedTier | None = None,
-        sources: Sources | None = None,
+        versions: FileVersions | None = None,
     ) -> None:
         self.backends = backends
-        self.sources = sources  # told the fingerprints hashed while copies were written
+        self.versions = versions  # told the fingerprints hashed while copies were written
         self.index = index
         self.fast_index = fast_index if index is not None else None  # Redis, when configured
         self._writes: set[asyncio.Task[None]] = set()
-        self.cache = cache
+        self.copies = copies
         self.max_bytes = max_bytes
         only = backends[0] if len(backends) == 1 else None
         # One directory for everything: the route keeps its direct, synchronous walk.
@@ -99,17 +99,17 @@ class Mounts:
         metrics: Metrics | None = None,
         index: ObjectTier | None = None,
         fast_index: SharedTier | None = None,
-        sources: Sources | None = None,
+        versions: FileVersions | None = None,
     ) -> Mounts:
         mounts = parse_mounts(settings.root, settings.sources)
         backends = tuple(_backend(mount, settings) for mount in mounts)
-        cache = SourceCache(
+        copies = Copies(
             settings.source_cache_dir,
             settings.source_cache_bytes,
             settings.source_ttl_s,
             metrics,
         )
-        return cls(backends, cache, settings.max_source_bytes, index, fast_index, sources)
+        return cls(backends, copies, settings.max_source_bytes, index, fast_index, versions)
 
     @property
     def remote(self) -> bool:
@@ -131,18 +131,18 @@ class Mounts:
         picked = self._pick(untrusted, reserved) if self.index is not None else None
         if picked is None or picked[0].remote is None:
             return None
-        ident = self.cache.ident(picked[0].remote, picked[1])
-        if self.cache.fresh(ident):
+        ident = self.copies.ident(picked[0].remote, picked[1])
+        if self.copies.fresh(ident):
             return None  # the copy here answers as fast, and knows better
         return ident
 
     def copy_ident(self, path: str) -> str | None:
         """The ident of the remote copy at ``path`` (a ``Located.real``) when there is a result
         store; None for a local file."""
-        held = self.cache.entry_at(path) if self.index is not None else None
+        held = self.copies.entry_at(path) if self.index is not None else None
         return None if held is None else held[0]
 
-    async def version(self, ident: str) -> Version | None:
+    async def version(self, ident: str) -> SharedFingerprint | None:
         """The fingerprint the nodes shared for the object ``ident`` (``shared_ident``), or None
         (no result store, no recent index entry)."""
         if self.index is None:
@@ -154,21 +154,21 @@ class Mounts:
             data = await self.index.get(INDEX_PREFIX + ident, counted=False)
         return None if data is None else self._trusted(data)
 
-    def _trusted(self, data: bytes) -> Version | None:
+    def _trusted(self, data: bytes) -> SharedFingerprint | None:
         try:
             entry = json.loads(data)
             fingerprint, size = str(entry["fingerprint"]), int(entry["size"])
             mtime, checked = float(entry["mtime"]), float(entry["checked"])
         except (ValueError, KeyError, TypeError):
             return None
-        if not _FINGERPRINT.fullmatch(fingerprint) or time.time() - checked >= self.cache.ttl_s:
+        if not _FINGERPRINT.fullmatch(fingerprint) or time.time() - checked >= self.copies.ttl_s:
             return None
-        return Version(fingerprint, size, mtime)
+        return SharedFingerprint(fingerprint, size, mtime)
 
-    def note(self, found: Located, source: Source) -> None:
+    def note(self, found: Located, source: FileVersion) -> None:
         """After the route fingerprinted a remote copy: share it (once per answer from the
         source, in the background)."""
-        held = self.cache.entry_at(found.real) if self.index is not None else None
+        held = self.copies.entry_at(found.real) if self.index is not None else None
         if held is None:
             return
         ident, entry = held
@@ -185,8 +185,8 @@ class Mounts:
         assert self.index is not None
         data = json.dumps(record).encode()
         self.index.put_later(INDEX_PREFIX + ident, data)
-        if self.fast_index is not None and self.cache.ttl_s > 0:
-            put = self.fast_index.set(INDEX_PREFIX + ident, data, self.cache.ttl_s)
+        if self.fast_index is not None and self.copies.ttl_s > 0:
+            put = self.fast_index.set(INDEX_PREFIX + ident, data, self.copies.ttl_s)
             task = asyncio.get_running_loop().create_task(put)
             self._writes.add(task)
             task.add_done_callback(self._writes.discard)
@@ -203,15 +203,15 @@ class Mounts:
             return locate(backend.real_root, rest)
         assert backend.remote is not None
         try:
-            found = await self.cache.locate(backend.remote, rest, self.max_bytes)
+            found = await self.copies.locate(backend.remote, rest, self.max_bytes)
         except AppError as exc:
             if exc.status == 404:
                 return None
             raise
-        if self.sources is not None and found.stat.st_size > SMALL_FILE_BYTES:
-            held = self.cache.entry_at(found.real)
+        if self.versions is not None and found.stat.st_size > SMALL_FILE_BYTES:
+            held = self.copies.entry_at(found.real)
             if held is not None and held[1].fingerprint is not None:
-                self.sources.adopt(found.stat, held[1].fingerprint)  # no second read to hash
+                self.versions.adopt(found.stat, held[1].fingerprint)  # no second read to hash
         return found
 
     def checks(self) -> dict[str, Check]:
@@ -238,7 +238,7 @@ def _backend(mount: Mount, settings: Settings) -> Backend:
     if isinstance(location, Bucket):
         store = s3_store(location.bucket, location.prefix, settings)
         remote = BucketSource(
-            mount.name, store, location.ident, read_timeout_s=settings.origin_read_timeout_s
+            mount.name, store, location.ident, read_timeout_s=settings.source_read_timeout_s
         )
     else:
         assert isinstance(location, Origin)
@@ -246,7 +246,7 @@ def _backend(mount: Mount, settings: Settings) -> Backend:
             mount.name,
             location,
             allow_private=settings.origin_allow_private,
-            connect_timeout_s=settings.origin_connect_timeout_s,
-            read_timeout_s=settings.origin_read_timeout_s,
+            connect_timeout_s=settings.source_connect_timeout_s,
+            read_timeout_s=settings.source_read_timeout_s,
         )
     return Backend(mount, None, remote)

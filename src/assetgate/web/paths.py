@@ -55,7 +55,7 @@ class Located:
     direct: bool = True  # no symlink on the way: ``real`` is the path the URL named
     depth: int = 0  # directories between the root and the file (a replay re-checks each)
     # monotonic time until which the file may be answered without asking its source again (a
-    # remote source's local copy: sources.cache); a directory's file is always current
+    # remote source's local copy: sources.copies); a directory's file is always current
     fresh_until: float = math.inf
 
     @property

@@ -16,13 +16,14 @@ import logging
 import os
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Final
 from urllib.parse import urlsplit
 
 SNAPSHOT: Final = "rdap_dns.json"
+OVERRIDES: Final = "rdap_overrides.json"
 CHECK_EVERY_S: Final = 30.0
 
 log = logging.getLogger("assetgate.whois")
@@ -33,6 +34,7 @@ class Bootstrap:
     services: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     trusted: bool = False
     publication: str = ""
+    from_overrides: frozenset[str] = frozenset()  # TLDs the shipped list filled: never trusted
 
     def bases(self, domain: str) -> tuple[str, ...]:
         """Base URLs for ``domain`` by longest label match (RFC 9224 §4), HTTPS first."""
@@ -46,7 +48,12 @@ class Bootstrap:
     def trusted_origins(self) -> frozenset[tuple[str, str, int]]:
         if not self.trusted:
             return frozenset()
-        return frozenset(origin(url) for urls in self.services.values() for url in urls)
+        return frozenset(
+            origin(url)
+            for tld, urls in self.services.items()
+            if tld not in self.from_overrides
+            for url in urls
+        )
 
 
 def origin(url: str) -> tuple[str, str, int]:
@@ -79,8 +86,31 @@ def parse_bootstrap(doc: object, *, trusted: bool) -> Bootstrap:
     return Bootstrap(services, trusted, publication if isinstance(publication, str) else "")
 
 
+def load_overrides() -> dict[str, tuple[str, ...]]:
+    """The shipped dated override list: TLD -> (base URL,), from ``data/rdap_overrides.json``."""
+    text = resources.files("assetgate.whois").joinpath("data", OVERRIDES).read_text("utf-8")
+    doc = json.loads(text)
+    return {
+        tld.lower(): (entry["url"] if entry["url"].endswith("/") else entry["url"] + "/",)
+        for tld, entry in doc["overrides"].items()
+        if str(entry["url"]).startswith("https://")
+    }
+
+
+def with_overrides(bootstrap: Bootstrap, overrides: Mapping[str, tuple[str, ...]]) -> Bootstrap:
+    """The snapshot: the overrides win (they are newer). An operator's file: they only fill the
+    TLDs it lacks (IANA's own file went without .io after 2025-08-04)."""
+    if bootstrap.trusted:
+        added = frozenset(overrides) - frozenset(bootstrap.services)
+        merged = {**overrides, **bootstrap.services}
+    else:
+        added = frozenset(overrides)
+        merged = {**bootstrap.services, **overrides}
+    return replace(bootstrap, services=merged, from_overrides=added)
+
+
 def load_bootstrap(path: Path | None) -> Bootstrap:
-    """The operator's file when given, else the shipped snapshot."""
+    """The operator's file when given, else the shipped snapshot; with the override list."""
     try:
         if path is None:
             text = resources.files("assetgate.whois").joinpath("data", SNAPSHOT).read_text("utf-8")
@@ -89,7 +119,7 @@ def load_bootstrap(path: Path | None) -> Bootstrap:
         doc = json.loads(text)
     except (OSError, ValueError) as exc:
         raise ValueError(f"RDAP bootstrap {path or SNAPSHOT}: {exc}") from None
-    return parse_bootstrap(doc, trusted=path is not None)
+    return with_overrides(parse_bootstrap(doc, trusted=path is not None), load_overrides())
 
 
 class BootstrapFile:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from assetgate.serving.files import fingerprint_bytes
-from assetgate.sources.cache import WRITES_AHEAD, _HashingFile
+from assetgate.serving.versions import fingerprint_bytes
+from assetgate.sources.copies import WRITES_AHEAD, _HashingFile
 
 pytestmark = pytest.mark.anyio
 

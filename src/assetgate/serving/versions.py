@@ -1,9 +1,9 @@
-"""Source identity: what one version of a file is, worked out once per change, not per request.
+"""File versions: what one version of a file is, worked out once per change, not per request.
 
 A request stats its file once. The stat identity ``(st_dev, st_ino, st_size, st_mtime_ns,
 st_ctime_ns)`` names one version of the file on this machine; the content fingerprint names its
-bytes on every machine. ``Sources`` remembers the fingerprint, the validators and (for small files)
-the bytes per stat identity, so a warm request costs one ``stat`` and a dict lookup:
+bytes on every machine. ``FileVersions`` remembers the fingerprint, the validators and (for small
+files) the bytes per stat identity, so a warm request costs one ``stat`` and a dict lookup:
 
 - ETags and result-cache keys come from the content, not the inode: two servers holding copies of
   one file (other inodes, other mtimes) agree, and a rewrite that restores size and mtime
@@ -70,7 +70,7 @@ class Fingerprint:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Source:
+class FileVersion:
     """One version of a file. ``blocks`` holds the prepared answers derived from it, per variant
     (built on first use, dropped with the version), so a hit does no header work; ``derived``
     what the parts worked out from its bytes, so a second render skips the header read."""
@@ -84,7 +84,7 @@ class Source:
     blocks: dict[Hashable, Prepared] = field(default_factory=dict)
     derived: dict[Hashable, object] = field(default_factory=dict)
 
-    def prepare(self, variant: Hashable, build: Callable[[Source], Prepared]) -> Prepared:
+    def prepare(self, variant: Hashable, build: Callable[[FileVersion], Prepared]) -> Prepared:
         """The prepared answer for ``variant``, built on first use; at most ``MAX_VARIANTS`` are
         kept per version, so a stream of distinct queries cannot grow it."""
         found = self.blocks.get(variant)
@@ -113,8 +113,8 @@ def _put_bounded(table: dict[Hashable, V], key: Hashable, value: V) -> None:
         table[key] = value
 
 
-class Sources:
-    """The bounded memo ``stat identity -> Source``; touched only from the event loop."""
+class FileVersions:
+    """The bounded memo ``stat identity -> FileVersion``; touched only from the event loop."""
 
     def __init__(
         self,
@@ -132,31 +132,31 @@ class Sources:
         self.fingerprinted = 0  # how many times a file's content was read and hashed
         # An OrderedDict, not cachetools' LRUCache: this is on every request and the C-level
         # get + move_to_end is ~0.4 us cheaper (docs/caching.md, "Every memo in the process").
-        self._entries: OrderedDict[StatKey, Source] = OrderedDict()
+        self._entries: OrderedDict[StatKey, FileVersion] = OrderedDict()
         self._pending: dict[StatKey, anyio.Event] = {}
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def holds(self, source: Source) -> bool:
+    def holds(self, version: FileVersion) -> bool:
         """Whether ``source`` is the remembered version (not a racy or over-budget one)."""
-        return self._entries.get(source.key) is source
+        return self._entries.get(version.key) is version
 
-    def peek(self, key: StatKey) -> Source | None:
+    def peek(self, key: StatKey) -> FileVersion | None:
         """The remembered version ``key``, marked as recently used."""
-        source = self._entries.get(key)
-        if source is not None:
+        version = self._entries.get(key)
+        if version is not None:
             self._entries.move_to_end(key)
-        return source
+        return version
 
-    def adopt(self, info: os.stat_result, fingerprint: str) -> Source:
+    def adopt(self, info: os.stat_result, fingerprint: str) -> FileVersion:
         """The version ``info`` describes, whose content was hashed while it was written: a
-        remote source's copy (``sources.cache``), written once to a new file and renamed into
+        remote source's copy (``sources.copies``), written once to a new file and renamed into
         place, so no second write can share its stat identity and it needs no reading again."""
         key = stat_key(info)
-        source = self._entries.get(key)
-        if source is None:
-            source = Source(
+        version = self._entries.get(key)
+        if version is None:
+            version = FileVersion(
                 key=key,
                 size=info.st_size,
                 mtime=info.st_mtime,
@@ -164,22 +164,22 @@ class Sources:
                 last_modified=http_date(info.st_mtime),
                 body=None,
             )
-            self._entries[key] = source
+            self._entries[key] = version
             while len(self._entries) > self.max_files:
                 self._drop_oldest()
-        return source
+        return version
 
-    async def identify(self, path: str | Path, info: os.stat_result) -> Source:
+    async def identify(self, path: str | Path, info: os.stat_result) -> FileVersion:
         """The version of ``path`` that ``info`` (the request's one stat) describes.
 
         A file that vanished or became unreadable since that stat is a 404, like a missing one.
         """
         key = stat_key(info)
         while True:
-            source = self._entries.get(key)
-            if source is not None:
+            version = self._entries.get(key)
+            if version is not None:
                 self._entries.move_to_end(key)
-                return source
+                return version
             pending = self._pending.get(key)
             if pending is None:
                 break
@@ -195,7 +195,7 @@ class Sources:
         except OSError:
             raise AppError.not_found() from None
 
-    async def _hash_large(self, key: StatKey, path: str | Path) -> Source:
+    async def _hash_large(self, key: StatKey, path: str | Path) -> FileVersion:
         done = self._pending[key] = anyio.Event()
         try:
             found = await anyio.to_thread.run_sync(_hash_large, path)
@@ -207,8 +207,8 @@ class Sources:
 
     def _remember(
         self, key: StatKey, read: os.stat_result, digest: str, body: bytes | None
-    ) -> Source:
-        source = Source(
+    ) -> FileVersion:
+        version = FileVersion(
             key=stat_key(read),
             size=read.st_size if body is None else len(body),
             mtime=read.st_mtime,
@@ -219,18 +219,18 @@ class Sources:
         # The content belongs to ``read``; only a version that was stable while we read it, and
         # whose timestamps have settled, may answer later requests.
         self.fingerprinted += 1
-        if source.key != key or time.time() - read.st_ctime_ns / 1e9 < self.settle_s:
-            return source
+        if version.key != key or time.time() - read.st_ctime_ns / 1e9 < self.settle_s:
+            return version
         if body is not None and len(body) > self.body_budget_bytes:
-            source = replace(source, body=None, blocks={}, derived={})
-        if source.body is not None:
-            while self.body_bytes + len(source.body) > self.body_budget_bytes:
+            version = replace(version, body=None, blocks={}, derived={})
+        if version.body is not None:
+            while self.body_bytes + len(version.body) > self.body_budget_bytes:
                 self._drop_oldest()
-            self.body_bytes += len(source.body)
-        self._entries[key] = source
+            self.body_bytes += len(version.body)
+        self._entries[key] = version
         while len(self._entries) > self.max_files:
             self._drop_oldest()
-        return source
+        return version
 
     def _drop_oldest(self) -> None:
         _, old = self._entries.popitem(last=False)
@@ -238,8 +238,10 @@ class Sources:
             self.body_bytes -= len(old.body)
 
 
-async def identify_path(sources: Sources, path: str | Path) -> tuple[os.stat_result, Source]:
-    """The stat and version of the regular file at ``path``, for a caller that has no path gate's
+async def identify_path(
+    versions: FileVersions, path: str | Path
+) -> tuple[os.stat_result, FileVersion]:
+    """The stat and version of the regular file at ``path``, for a caller that has no path check's
     stat (a stored package blob); 404 when it is missing or not a regular file."""
     try:
         info = os.stat(path)
@@ -247,7 +249,7 @@ async def identify_path(sources: Sources, path: str | Path) -> tuple[os.stat_res
         raise AppError.not_found() from None
     if not stat.S_ISREG(info.st_mode):
         raise AppError.not_found()
-    return info, await sources.identify(path, info)
+    return info, await versions.identify(path, info)
 
 
 def _read_small(path: str | Path, limit: int) -> tuple[os.stat_result, str, bytes] | None:

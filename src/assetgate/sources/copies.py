@@ -1,7 +1,7 @@
 """The source cache: remote objects as files on this machine's disk, revalidated after a TTL.
 
 A remote source's object is fetched once into ``ASSETGATE_SOURCE_CACHE_DIR`` and from there it is
-an ordinary file: the path gate's rules were applied before, and the render, the content
+an ordinary file: the path check's rules were applied before, and the render, the content
 fingerprint (the ETag's source part), ``sendfile`` and the hot lane work on it unchanged. After
 ``ASSETGATE_SOURCE_TTL_S`` the next request asks the source with its ETag / Last-Modified (a
 conditional GET): "not modified" only restarts the clock; a new object is written to a new file
@@ -35,7 +35,7 @@ import anyio.to_thread
 
 from assetgate.errors import AppError
 from assetgate.operations.metrics import Metrics
-from assetgate.serving.files import Fingerprint
+from assetgate.serving.versions import Fingerprint
 from assetgate.sources.remote import Remote, Validators
 from assetgate.web.paths import Located
 
@@ -113,7 +113,7 @@ def _write_at(fd: int, chunk: bytes | memoryview, offset: int) -> None:
         view, offset = view[written:], offset + written
 
 
-class SourceCache:
+class Copies:
     def __init__(
         self, root: Path, budget_bytes: int, ttl_s: float, metrics: Metrics | None = None
     ) -> None:

@@ -1,11 +1,11 @@
-"""Where a CSS/JS render runs: minify and tidy on their own door, a plain gzip on the render door.
+"""Where a CSS/JS render runs: minifying in the minify pool, a plain gzip through the work gate.
 
 A transformation goes through ``minify`` (``ASSETGATE_MINIFY_WORKERS`` threads, each driving one
 ``minify.sandbox`` process, and a ``ASSETGATE_MINIFY_TIMEOUT_S`` deadline that kills the process):
 however hostile the file, minifying holds at most that many cores for that long, and image work
-on the render door goes on. A job past the deadline answers the original bytes with
+through the work gate goes on. A job past the deadline answers the original bytes with
 ``X-Minify-Skipped: timeout`` (docs/optimizer.md); a client that leaves kills its job too.
-A gzip alone is linear and cheap, so it stays on the render door with the images.
+A gzip alone is linear and cheap, so it goes through the work gate with the images.
 """
 
 from __future__ import annotations
@@ -29,13 +29,13 @@ def default_minify_workers() -> int:
 
 
 @dataclass(slots=True)
-class AssetLane:
-    renders: WorkGate  # the shared render door (images, gzip)
+class MinifyPool:
+    renders: WorkGate  # the shared work gate (images, gzip)
     minify: WorkGate  # the minifier door: as many threads as sandbox processes
     sandbox: Sandbox
 
     @classmethod
-    def from_settings(cls, settings: Settings, renders: WorkGate) -> AssetLane:
+    def from_settings(cls, settings: Settings, renders: WorkGate) -> MinifyPool:
         workers = settings.minify_workers or default_minify_workers()
         return cls(
             renders=renders,

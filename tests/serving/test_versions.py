@@ -1,4 +1,4 @@
-"""Source identity on real files: content fingerprints, remembered per stat identity, bounded."""
+"""File versions of real files: content fingerprints, remembered per stat identity, bounded."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ import blake3
 import pytest
 
 from assetgate.errors import AppError
-from assetgate.serving.files import (
+from assetgate.serving.prepared import Prepared
+from assetgate.serving.versions import (
     MAX_VARIANTS,
+    FileVersions,
     Fingerprint,
-    Sources,
     fingerprint_bytes,
     stat_key,
 )
-from assetgate.serving.prepared import Prepared
 
 pytestmark = pytest.mark.anyio
 
@@ -46,7 +46,7 @@ def test_the_fingerprint_is_blake3_cut_to_128_bits_whole_or_piece_by_piece() -> 
     assert len(fingerprint_bytes(data)) == 32
 
 
-async def identify(sources: Sources, path: Path) -> tuple[str, bytes | None]:
+async def identify(sources: FileVersions, path: Path) -> tuple[str, bytes | None]:
     source = await sources.identify(path, os.stat(path))
     return source.fingerprint, source.body
 
@@ -60,7 +60,7 @@ async def test_copies_on_two_roots_share_one_fingerprint(tmp_path: Path) -> None
     shutil.copyfile(first, second)
     os.utime(second, ns=(0, 10**18))
     assert os.stat(first).st_ino != os.stat(second).st_ino
-    one, two = Sources(body_budget_bytes=1 << 20), Sources(body_budget_bytes=1 << 20)
+    one, two = FileVersions(body_budget_bytes=1 << 20), FileVersions(body_budget_bytes=1 << 20)
     assert (await identify(one, first))[0] == (await identify(two, second))[0] == blake(data)
     other = write(tmp_path / "c" / "logo.png", data[:-1] + bytes([data[-1] ^ 1]))
     assert (await identify(one, other))[0] != blake(data)
@@ -68,7 +68,7 @@ async def test_copies_on_two_roots_share_one_fingerprint(tmp_path: Path) -> None
 
 async def test_a_settled_version_is_read_once(tmp_path: Path) -> None:
     path = write(tmp_path / "f.css", b"body{}" * 100)
-    sources = Sources(body_budget_bytes=1 << 20, settle_s=0)
+    sources = FileVersions(body_budget_bytes=1 << 20, settle_s=0)
     for _ in range(3):
         fingerprint, body = await identify(sources, path)
     assert sources.fingerprinted == 1
@@ -79,7 +79,7 @@ async def test_a_settled_version_is_read_once(tmp_path: Path) -> None:
 async def test_a_just_written_file_is_not_remembered(tmp_path: Path) -> None:
     """Timestamps tick coarsely: a version younger than ``settle_s`` is hashed per request."""
     path = write(tmp_path / "f.css", b"a{}")
-    sources = Sources(body_budget_bytes=1 << 20, settle_s=60)
+    sources = FileVersions(body_budget_bytes=1 << 20, settle_s=60)
     await identify(sources, path)
     await identify(sources, path)
     assert sources.fingerprinted == 2
@@ -88,7 +88,7 @@ async def test_a_just_written_file_is_not_remembered(tmp_path: Path) -> None:
 
 async def test_a_rewrite_keeping_size_and_mtime_gets_a_new_fingerprint(tmp_path: Path) -> None:
     path = write(tmp_path / "f.js", b"var a = 1;")
-    sources = Sources(body_budget_bytes=1 << 20, settle_s=0)
+    sources = FileVersions(body_budget_bytes=1 << 20, settle_s=0)
     old = os.stat(path)
     assert (await identify(sources, path))[0] == blake(b"var a = 1;")
     time.sleep(0.05)  # let the coarse kernel clock tick, as any real rewrite does
@@ -104,7 +104,7 @@ async def test_a_file_changed_after_its_stat_is_answered_as_read_but_not_remembe
     tmp_path: Path,
 ) -> None:
     path = write(tmp_path / "f.txt", b"small")
-    sources = Sources(body_budget_bytes=1 << 20, small_file_bytes=64, settle_s=0)
+    sources = FileVersions(body_budget_bytes=1 << 20, small_file_bytes=64, settle_s=0)
     info = os.stat(path)
     time.sleep(0.05)
     grown = os.urandom(1000)  # now past the small-file limit: hashed on a thread
@@ -115,7 +115,7 @@ async def test_a_file_changed_after_its_stat_is_answered_as_read_but_not_remembe
 
 
 async def test_memory_for_bodies_is_bounded(tmp_path: Path) -> None:
-    sources = Sources(body_budget_bytes=250, small_file_bytes=200, settle_s=0)
+    sources = FileVersions(body_budget_bytes=250, small_file_bytes=200, settle_s=0)
     files = [write(tmp_path / f"{n}.txt", bytes([n]) * 100) for n in range(5)]
     for path in files:
         await identify(sources, path)
@@ -131,7 +131,7 @@ async def test_memory_for_bodies_is_bounded(tmp_path: Path) -> None:
 
 
 async def test_the_number_of_versions_is_bounded(tmp_path: Path) -> None:
-    sources = Sources(body_budget_bytes=1 << 20, max_files=2, settle_s=0)
+    sources = FileVersions(body_budget_bytes=1 << 20, max_files=2, settle_s=0)
     for n in range(5):
         await identify(sources, write(tmp_path / f"{n}.txt", bytes([n])))
     assert len(sources) == 2
@@ -140,7 +140,7 @@ async def test_the_number_of_versions_is_bounded(tmp_path: Path) -> None:
 async def test_concurrent_first_requests_for_a_large_file_hash_it_once(tmp_path: Path) -> None:
     data = os.urandom(3 * 1024 * 1024)
     path = write(tmp_path / "movie.bin", data)
-    sources = Sources(body_budget_bytes=1 << 20, settle_s=0)
+    sources = FileVersions(body_budget_bytes=1 << 20, settle_s=0)
     info = os.stat(path)
     found: list[str] = []
 
@@ -159,13 +159,13 @@ async def test_a_file_gone_since_its_stat_is_a_404(tmp_path: Path) -> None:
     info = os.stat(path)
     path.unlink()
     with pytest.raises(AppError) as caught:
-        await Sources(body_budget_bytes=0).identify(path, info)
+        await FileVersions(body_budget_bytes=0).identify(path, info)
     assert caught.value.status == 404
 
 
 async def test_prepared_answers_per_version_are_bounded(tmp_path: Path) -> None:
     path = write(tmp_path / "f.css", b"a{}")
-    source = await Sources(body_budget_bytes=1 << 20).identify(path, os.stat(path))
+    source = await FileVersions(body_budget_bytes=1 << 20).identify(path, os.stat(path))
     built: list[int] = []
 
     def build(n: int) -> Prepared:

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from assetgate.cache import FOREVER, CodecError
-from assetgate.minify.cache import RENDERED, SKIPPED_TTL_S, ttl
 from assetgate.minify.minifiers import minify_css
 from assetgate.minify.render import Rendered
+from assetgate.minify.result_codec import RENDERED, SKIPPED_TTL_S, ttl
 from assetgate.settings import Settings
 from tests.conftest import app_client
 
