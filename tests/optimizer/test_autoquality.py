@@ -111,3 +111,32 @@ def test_start_follows_the_target() -> None:
         assert qualities == sorted(qualities)
         assert qualities[0] >= 1
         assert qualities[-1] <= 100
+
+
+def test_a_photo_at_high_webp_quality_is_not_tried_losslessly() -> None:
+    """A pass at q90+ that spends 2+ bits a pixel is a photo's: lossless never wins there."""
+    codec = Encoder(lambda s: 60.0 + 0.2 * s.quality, lambda s: 100 + 100 * s.quality)
+    found = search("webp", 78.5, codec.encode, codec.score, pixels=1000)
+    assert found.met
+    assert found.chosen.setting.quality >= FULL_CHROMA
+    assert all(s.mode == "lossy" for s in codec.calls)
+    graphic = Encoder(lambda s: 60.0 + 0.2 * s.quality, lambda s: 100 + 100 * s.quality)
+    search("webp", 78.5, graphic.encode, graphic.score, pixels=10**7)  # 0.1 bit a pixel
+    assert Setting(100, "lossless") in graphic.calls
+
+
+def test_regula_falsi_on_a_curve_steep_at_the_top() -> None:
+    """Measured on a star field in WebP: 59 at q76, 75 at q90, 79.6 at q100. The bracket, not
+    two passes near the top, decides the next try: q90 is found, not q95."""
+    points = {76: 59.28, 86: 71.32, 88: 72.9, 90: 75.01, 91: 76.26, 92: 76.59, 95: 78.92,
+              100: 79.61}  # fmt: skip
+
+    def curve(s: Setting) -> float:
+        if s.mode != "lossy":
+            return 100.0
+        below = max(q for q in points if q <= s.quality) if s.quality >= 76 else 76
+        return points[below] if s.quality >= 76 else 59.28 - (76 - s.quality)
+
+    codec = Encoder(curve, by_quality)
+    found = search("webp", 75, codec.encode, codec.score, pixels=1)  # a photo: lossy only
+    assert found.chosen.setting == Setting(90)

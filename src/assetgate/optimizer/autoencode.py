@@ -59,7 +59,8 @@ def auto_quality(
     def score(body: bytes) -> float:
         return reference.score(pyvips.Image.new_from_buffer(body, "").copy_memory())
 
-    found = search(cast(SearchFormat, output), target, encode_setting, score)
+    pixels = image.width * image.height
+    found = search(cast(SearchFormat, output), target, encode_setting, score, pixels=pixels)
     chosen = found.chosen
     if max_bytes is None or len(chosen.body) <= max_bytes:
         return Found(

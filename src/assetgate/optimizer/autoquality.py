@@ -17,8 +17,9 @@ The search, at most ``MAX_ENCODES`` encodes:
    4:2:0 quality reaches the target (red text, thin coloured lines), quality 90 is tried, then
    higher ones.
 3. WebP's lossy mode is always 4:2:0 and leaves some graphics below 75 at any quality: when the
-   lossy search fails or needs quality 90 or more, lossless (and near-lossless, level 60, when
-   two encodes are left) is tried too, and the smallest encode that reaches the target wins.
+   lossy search fails or needs quality 90 or more (and spends under 1.5 bits a pixel: a photo's
+   lossless encoding is never smaller), lossless (and near-lossless, level 60, when two encodes
+   are left) is tried too, and the smallest encode that reaches the target wins.
 
 A flat stretch of the curve (two tries less than 0.05 points apart per quality point, below the
 target) sends the search to the top of its range at once. One encode is always kept for the
@@ -53,6 +54,10 @@ FULL_CHROMA: Final = 90
 LOWEST: Final = 10
 #: WebP's near-lossless preprocessing level tried for graphics (0..100, 100 = lossless).
 NEAR_LOSSLESS_LEVEL: Final = 60
+#: Bits a pixel from which a lossy WebP is taken for a photo's (no lossless tries).
+LOSSY_PHOTO_BITS: Final = 1.5
+#: The largest first step (one try, the measured slope only): curves steepen near the top.
+MAX_STEP: Final = 15
 #: Score points per quality point under which the curve counts as flat (4:2:0 has stalled).
 _FLAT: Final = 0.05
 
@@ -123,7 +128,9 @@ def search(
     score: Callable[[bytes], float],
     *,
     max_encodes: int = MAX_ENCODES,
+    pixels: int = 0,
 ) -> Searched:
+    """``pixels``: the image's, to skip WebP's lossless tries for a photo (0: always try)."""
     tries: list[Try] = []
 
     def attempt(setting: Setting) -> Try:
@@ -140,7 +147,7 @@ def search(
         # 4:2:0 cannot reach it: quality 90 switches to 4:4:4, then climb from there.
         left = max_encodes - len(tries)
         found = _climb(fmt, target, attempt, FULL_CHROMA, 100, FULL_CHROMA, left)
-    if fmt == "webp" and (found is None or found.setting.quality >= FULL_CHROMA):
+    if fmt == "webp" and (found is None or _may_shrink_losslessly(found, pixels)):
         extras = [Setting(NEAR_LOSSLESS_LEVEL, "near-lossless"), Setting(100, "lossless")]
         for setting in extras[-(max_encodes - len(tries)) :] if len(tries) < max_encodes else []:
             candidate = attempt(setting)
@@ -152,6 +159,15 @@ def search(
         return Searched(found, tuple(tries), True)
     best = max(tries, key=lambda t: (t.score, -len(t.body)))
     return Searched(best, tuple(tries), False)
+
+
+def _may_shrink_losslessly(found: Try, pixels: int) -> bool:
+    """A lossy WebP pass at quality 90 or more might lose to lossless, unless it is a photo's:
+    at ``LOSSY_PHOTO_BITS`` a pixel or more, lossless never came near in the corpus (8+ bits a
+    pixel)."""
+    if found.setting.quality < FULL_CHROMA:
+        return False
+    return pixels <= 0 or len(found.body) * 8 < LOSSY_PHOTO_BITS * pixels
 
 
 def _climb(
@@ -186,20 +202,34 @@ def _climb(
 
 
 def _next(fmt: SearchFormat, target: float, seen: list[Try]) -> int:
-    """The quality expected to land just above the target: the secant of the two tries nearest
-    the target, or the measured slope from the one try there is."""
-    ranked = sorted(seen, key=lambda t: abs(t.score - target))
-    near = ranked[0]
+    """The quality expected to land just above the target.
+
+    With a pass and a fail, the secant of the tightest bracket (regula falsi: the curve may be
+    steep at the top, where two passes say little); with tries on one side only, the secant of
+    the two nearest the target; with one try, the measured slope, at most ``MAX_STEP`` away."""
+    passes = [t for t in seen if t.score >= target]
+    fails = [t for t in seen if t.score < target]
     slope = SLOPE[fmt]
-    if len(ranked) > 1:
-        other = ranked[1]
-        dq = near.setting.quality - other.setting.quality
-        ds = near.score - other.score
+    if passes and fails:
+        high = min(passes, key=lambda t: t.setting.quality)
+        below = [t for t in fails if t.setting.quality < high.setting.quality]
+        low = max(below, key=lambda t: t.setting.quality) if below else high
+        near = high
+        pair: tuple[Try, Try] | None = (high, low) if low is not high else None
+    else:
+        ranked = sorted(seen, key=lambda t: abs(t.score - target))
+        near = ranked[0]
+        pair = (ranked[0], ranked[1]) if len(ranked) > 1 else None
+    if pair is not None:
+        dq = pair[0].setting.quality - pair[1].setting.quality
+        ds = pair[0].score - pair[1].score
         if dq and ds / dq <= _FLAT and near.score < target:
             return 100  # flat: the top of the range says at once whether it can be reached
         if dq and ds / dq > _FLAT:
             slope = ds / dq
     # Aim a little above the target: a pass ends the search, a near miss costs another try.
     step = (target + CLOSE / 2 - near.score) / slope
+    if pair is None:
+        step = max(-MAX_STEP, min(MAX_STEP, step))
     move = math.ceil(step) if step > 0 else math.floor(step)
     return near.setting.quality + (move or (1 if near.score < target else -1))
