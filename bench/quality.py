@@ -11,7 +11,7 @@ encoders, not resizers. Scores are SSIMULACRA2 (``imaging.ssimulacra2``) against
 Printed, per format (JPEG, WebP, AVIF):
 
 * bytes at equal SSIMULACRA2 (70, 75, 80, 85): each encoder's total at each score, as a ratio
-  of today's encoder (before issue 41: JPEG without mozjpeg's table 2 and progressive, WebP
+  of today's encoder (before issue 41: JPEG with libjpeg's Annex K table, WebP
   effort 2, AVIF quality x 65/85), for assetgate now and for sharp (``mozjpeg: true``, WebP
   effort 4, AVIF at assetgate's effort). A ladder of qualities per encoder; bytes between two
   rungs are interpolated (log bytes linear in the score);
