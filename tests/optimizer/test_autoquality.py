@@ -140,3 +140,23 @@ def test_regula_falsi_on_a_curve_steep_at_the_top() -> None:
     codec = Encoder(curve, by_quality)
     found = search("webp", 75, codec.encode, codec.score, pixels=1)  # a photo: lossy only
     assert found.chosen.setting == Setting(90)
+
+
+def test_auto_in_a_preset_and_the_servers_default() -> None:
+    from assetgate.optimizer.params import AutoQuality
+    from assetgate.optimizer.queries import read_query
+
+    presets = {"hero": {"width": "800", "quality": "auto:80"}, "card": {"quality": "auto"}}
+    hero = read_query(b"preset=hero", False, presets=presets).image
+    assert hero is not None
+    assert hero.auto == 80
+    server = AutoQuality(target=70, default=True)
+    card = read_query(b"preset=card", False, presets=presets, auto=server).image
+    plain = read_query(b"width=300", False, auto=server).image
+    fixed = read_query(b"width=300&quality=85", False, auto=server).image
+    assert card is not None
+    assert plain is not None
+    assert fixed is not None
+    assert (card.auto, plain.auto, fixed.auto) == (70, 70, None)
+    # auto is its own value in the key; 85 and auto:70 never share one.
+    assert plain.cache_key() != fixed.cache_key()
