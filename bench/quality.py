@@ -113,6 +113,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--sharp", action="store_true", help="also sharp (npm install once)")
     parser.add_argument("--metric", action="store_true", help="only the metric's speed")
     parser.add_argument("--tank", type=Path, help="folder with libjxl's tank pair")
+    parser.add_argument(
+        "--search-only", action="store_true", help="only the search's CPU (and a 12 MP source's)"
+    )
     args = parser.parse_args(argv)
     pyvips.cache_set_max(0)
     pyvips.concurrency_set(1)
@@ -122,6 +125,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     settings = Settings()
     with tempfile.TemporaryDirectory(prefix="quality-bench-") as scratch:
         images = prepare(args.corpus, args.width, Path(scratch), settings)
+        if args.search_only:
+            search_cpu(images, settings, args.width)
+            large(Path(scratch), settings, args.width)
+            return
         say(f"{len(images)} images ({sum(i.photo for i in images)} photos), width {args.width}")
         for fmt in args.formats.split(","):
             compare(fmt, images, settings, Path(scratch), sharp=args.sharp)
@@ -357,6 +364,28 @@ def search_cpu(images: list[Image], settings: Settings, width: int) -> None:
             ratios.append(times[1] / times[0])
         say(f"  {fmt}: search / one render: median {statistics.median(ratios):.1f}x, "
             f"max {max(ratios):.1f}x")  # fmt: skip
+
+
+def large(scratch: Path, settings: Settings, width: int) -> None:
+    """The search against a production-sized render: the 12 MP photo-like JPEG of
+    ``bench/optimizer.py`` (generated; the one ``bench/peer_sharp.py`` renders) at ``width``."""
+    sys.path.insert(0, str(BENCH))
+    from optimizer import make_inputs
+
+    make_inputs(scratch)
+    source = scratch / "photo.jpg"
+    for fmt in ("jpeg", "webp"):
+        times = []
+        for quality in ("85", "auto"):
+            job = _job(settings, source, {"width": str(width), "format": fmt, "quality": quality})
+            best = math.inf
+            for _ in range(3):
+                start = time.process_time()
+                process(job)
+                best = min(best, time.process_time() - start)
+            times.append(best)
+        say(f"  12 MP JPEG -> {width} {fmt}: one render {times[0] * 1000:.0f} ms, search "
+            f"{times[1] * 1000:.0f} ms CPU = {times[1] / times[0]:.1f}x")  # fmt: skip
 
 
 if __name__ == "__main__":
