@@ -204,13 +204,13 @@ def read_quality(query: Mapping[str, str], param: Param) -> int | str | None:
     resolves a bare ``auto`` with the server's target); 400 naming the key given."""
     key = param.name if param.name in query else param.alias
     raw = query.get(key) if key is not None else None
-    if raw is None or key is None or not raw.strip().lower().startswith("auto"):
+    if raw is None or key is None or not raw.strip().startswith("auto"):
         value: int | None = read_int(
             query, param.name, low=param.low, high=param.high, alias=param.alias,
             default=param.default,
         )  # fmt: skip
         return value
-    text = raw.strip().lower()
+    text = raw.strip()
     if AUTO_PATTERN.fullmatch(text) is None:
         raise AppError.bad_param(
             key,
