@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import socket
 import subprocess
-import time
 from importlib.metadata import version
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import assetgate
 from assetgate.cli.serve import welcome
 from assetgate.settings import DEMO_ROOT, Settings
 from tests.serve_process import COMMAND, clean_env, run_cli, serve, stop, wait_healthy
+from tests.waiting import wait_until
 
 
 @pytest.mark.parametrize(
@@ -125,9 +125,7 @@ def test_port_0_is_served_on_the_port_the_banner_names(tmp_path: Path) -> None:
             start_new_session=True,
         )
     try:
-        deadline = time.monotonic() + 60
-        while "/healthz" not in log.read_text() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(lambda: "/healthz" in log.read_text(), timeout=60)
         found = re.search(r"http://127\.0\.0\.1:(\d+)/healthz", log.read_text())
         assert found is not None, log.read_text()
         assert found[1] != "0"

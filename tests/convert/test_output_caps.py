@@ -57,9 +57,9 @@ def test_a_file_over_the_per_file_cap_is_413_naming_it(
     settings = make_settings(rate_limit="1000/10 seconds", convert_output_max_bytes=300_000)
     files = [upload("small.png", make.png(64, 48)), upload("bomb.png", compressible_png())]
     with live_server(settings) as base:
-        started = time.monotonic()
+        started = time.process_time()  # the server is a thread here: its work is counted
         response = httpx.post(base + "/api/convert", files=files, data={"quality": "100"})
-        took = time.monotonic() - started
+        took = time.process_time() - started
     assert response.status_code == 413
     body = response.json()
     assert body["code"] == 413
@@ -114,4 +114,4 @@ def test_the_uploads_go_before_the_answer_and_the_rest_when_the_client_stalls(
             # The client reads nothing more: after the stall deadline the directory goes.
             started = time.monotonic()
             assert wait_empty(private_tmp, timeout_s=10) == []
-            assert time.monotonic() - started < 4
+            assert time.monotonic() - started < 8  # the stall deadline, not wait_empty's 10 s

@@ -18,6 +18,8 @@ import yaml
 from assetgate.settings import Settings
 from tests.serve_process import run_cli
 
+pytestmark = pytest.mark.slow  # compose: the image the Containerfile builds
+
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
 COMPOSE = DEPLOY / "compose.yaml"

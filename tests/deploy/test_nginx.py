@@ -12,6 +12,8 @@ import pytest
 
 from tests.deploy.conftest import FRESH_S, RATE_LIMIT, Edge
 
+pytestmark = pytest.mark.slow  # nginx in front of two servers and Redis
+
 WEBP = "image/avif,image/webp,*/*;q=0.8"
 JPEG_ONLY = "image/png,image/*;q=0.8,*/*;q=0.5"
 

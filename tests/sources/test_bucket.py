@@ -20,6 +20,7 @@ from assetgate.settings import Settings
 from tests.conftest import RedisServer, app_client
 from tests.sources.images import BLUE, RED, near, pixel, quadrant_bmp, size_of, solid_bmp
 from tests.sources.servers import SECRET_KEY, Seaweed, metric
+from tests.waiting import wait_until_async
 
 pytestmark = pytest.mark.anyio
 
@@ -162,12 +163,11 @@ def _prefetches() -> list[asyncio.Task[object]]:
 async def _until_stored(weed: Seaweed, bucket: str, count: int = 1) -> None:
     """The background writes of node A have landed (they never delay A's answer)."""
     store = weed.store(bucket)
-    for _ in range(200):
-        listed = await obstore.list(store, prefix="results/").collect_async()
-        if len(listed) >= count:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("node A never wrote to the result store")
+
+    async def stored() -> bool:
+        return len(await obstore.list(store, prefix="results/").collect_async()) >= count
+
+    await wait_until_async(stored, timeout=30, interval=0.05, message="node A's result stored")
 
 
 async def test_a_damaged_stored_result_is_a_miss(
@@ -221,13 +221,15 @@ async def test_an_alias_left_from_an_older_version_is_never_served(
 async def _until_shared(weed: Seaweed, bucket: str, fingerprint: str) -> None:
     """Node A's index entry for the object names ``fingerprint``."""
     store = weed.store(bucket)
-    for _ in range(200):
+
+    async def shared() -> bool:
         for item in await obstore.list(store, prefix="results/sources/").collect_async():
             entry = await (await obstore.get_async(store, item["path"])).bytes_async()
             if json.loads(bytes(entry))["fingerprint"] == fingerprint:
-                return
-        await asyncio.sleep(0.05)
-    raise AssertionError("node A never shared the new version's fingerprint")
+                return True
+        return False
+
+    await wait_until_async(shared, timeout=30, interval=0.05, message="the new fingerprint shared")
 
 
 async def test_wrong_credentials_are_a_502_naming_the_source_and_nothing_else(

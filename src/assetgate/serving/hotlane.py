@@ -138,6 +138,15 @@ class HotLane:
         while len(self._replays) > self.entries:
             self._replays.popitem(last=False)
 
+    def forget(self, paths: set[str]) -> int:
+        """Drop the replays of the files ``paths`` (a purge deleted them); how many."""
+        if not paths:
+            return 0
+        gone = [key for key, replay in self._replays.items() if replay.path in paths]
+        for key in gone:
+            del self._replays[key]
+        return len(gone)
+
     def answer(self, scope: Scope) -> Replayed | None:
         """The route's answer to ``scope`` when it can be replayed exactly, else None."""
         found = self._replay(scope)
