@@ -99,7 +99,11 @@ class Settings(BaseSettings):
     disabled_codecs: Annotated[list[str], NoDecode] = Field(default_factory=list)
     render_workers: int = Field(default_factory=_default_render_workers, ge=1)
     render_queue: int = Field(default=64, ge=0)
-    webp_effort: int = Field(default=2, ge=0, le=6)
+    webp_effort: int = Field(default=4, ge=0, le=6)  # docs/optimizer.md "Encoders"
+    #: ``quality=auto``: the SSIMULACRA2 score a bare ``auto`` reaches (docs/optimizer.md).
+    auto_quality_target: int = Field(default=75, ge=30, le=95)
+    #: ``auto``: requests naming no quality get ``quality=auto`` (the spec's ``85`` otherwise).
+    default_quality: Literal["85", "auto"] = "85"
     avif_effort: int = Field(default=0, ge=0, le=9)  # docs/benchmarks.md: AVIF against WebP
     vips_concurrency: int = Field(default=1, ge=1)
     fast_shrink: bool = True

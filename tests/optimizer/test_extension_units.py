@@ -114,8 +114,10 @@ def test_negotiation_follows_the_operators_order() -> None:
 def test_avif_is_chosen_within_its_limit_only() -> None:
     both = Negotiation.from_accept(CHROME, auto=("avif", "webp"))
     negotiated = plan({"w": "400"}, negotiation=both)
-    assert (negotiated.output, negotiated.quality) == ("avif", 65)  # AVIF's own scale
-    assert plan({"w": "400", "q": "40"}, negotiation=both).quality == 31
+    # AVIF's own scale: the quality whose SSIMULACRA2 matches WebP's at the requested one.
+    assert (negotiated.output, negotiated.quality) == ("avif", 70)
+    assert plan({"w": "400", "q": "40"}, negotiation=both).quality == 38
+    assert plan({"w": "400", "q": "100"}, negotiation=both).quality == 100
     assert plan({"w": "400", "format": "avif"}, negotiation=both).quality == 85  # as asked
     big = SourceInfo(3000, 2000, 1, False, "jpeg")
     assert plan({}, big, negotiation=both).output == "webp"

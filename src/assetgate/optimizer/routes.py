@@ -32,7 +32,7 @@ from assetgate.errors import AppError
 from assetgate.imaging.vips import engine_version
 from assetgate.optimizer import result_codec
 from assetgate.optimizer.openapi import make_paths
-from assetgate.optimizer.params import ALIASES, FILE_PARAM
+from assetgate.optimizer.params import ALIASES, FILE_PARAM, AutoQuality
 from assetgate.optimizer.plan import Limits
 from assetgate.optimizer.presets import PRESET_PARAM, load_presets, transforms
 from assetgate.optimizer.queries import QueryReader, query_reader
@@ -54,7 +54,7 @@ RESERVED: Final = ("cache/",)
 PAGES_HINT: Final = "pages for people are under /ui/"
 EXPOSED: Final = (
     "ETag, X-Optimizer-Cache, X-Optimizer-Status, X-Original-Size, X-Compressed-Size, "
-    "X-Compression-Ratio, X-Output-Format, X-Output-Quality, X-Optimizer-Budget"
+    "X-Compression-Ratio, X-Output-Format, X-Output-Quality, X-Output-Score, X-Optimizer-Budget"
 )
 
 
@@ -100,7 +100,9 @@ async def lifespan(res: Resources) -> AsyncIterator[OptimizerState]:
             cors={**_preflight_cors(settings), "Access-Control-Expose-Headers": EXPOSED},
             real_root=res.mounts.single_root,
             read_query=query_reader(
-                presets=load_presets(settings.presets), widths=tuple(settings.allowed_widths)
+                presets=load_presets(settings.presets),
+                widths=tuple(settings.allowed_widths),
+                auto=AutoQuality.from_settings(settings),
             ),
             results=cache,
             signing_keys=tuple(settings.signing_keys),

@@ -54,6 +54,8 @@ from assetgate.web.savings import savings_headers
 
 #: ``max_bytes`` (extension): ``met``, or ``exceeded`` when even the lowest quality is over.
 BUDGET_HEADER: Final = "X-Optimizer-Budget"
+#: ``quality=auto`` (extension): the SSIMULACRA2 score of the answer against its lossless render.
+SCORE_HEADER: Final = "X-Output-Score"
 _HIT: Final = {CACHE_STATUS: CACHE_VALUES["HIT"]}
 
 #: An image variant's key among its version's answers: the spec's canonical key, the format bucket.
@@ -317,7 +319,10 @@ def _rendered_headers(
         "Content-Length": str(size),
         "Content-Type": MEDIA_TYPES[outcome.output],
     }
-    if outcome.quality:  # max_bytes searched the quality (extension)
-        headers["X-Output-Quality"] = str(outcome.quality)
+    if outcome.quality:  # max_bytes or quality=auto searched the quality (extensions)
+        headers["X-Output-Quality"] = outcome.quality_label or str(outcome.quality)
+    if outcome.score:
+        headers[SCORE_HEADER] = f"{outcome.score:.2f}"
+    if outcome.budgeted:
         headers[BUDGET_HEADER] = "met" if outcome.budget_met else "exceeded"
     return headers
