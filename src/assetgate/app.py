@@ -7,6 +7,7 @@ the hot lane may replay — so adding a part is one line in ``PARTS`` (docs/arch
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
@@ -32,6 +33,7 @@ from assetgate.part import Part
 from assetgate.resources import Resources, resources
 from assetgate.serving.hotlane import HotLane, HotLaneApp
 from assetgate.settings import Settings
+from assetgate.sources.buckets import round_trip_check
 from assetgate.ui.routes import PART as UI
 from assetgate.web.controlchars import RefuseControlCharacters
 from assetgate.web.openapi import API_VERSION, make_document
@@ -40,6 +42,8 @@ from assetgate.web.responses import on_app_error, on_http_exception, on_unexpect
 from assetgate.web.routegroup import grouped
 from assetgate.web.urllimit import UrlLimit
 from assetgate.whois.routes import PART as WHOIS
+
+log = logging.getLogger("assetgate")
 
 # The optimizer's catch-all "/{path}" route must come last.
 PARTS: tuple[Part, ...] = (PACKAGES, CONVERT, WHOIS, UI, OPTIMIZER)
@@ -113,8 +117,22 @@ def degrading_checks(res: Resources) -> dict[str, Check]:
     """Remote sources and the shared result store: named with their state, never a 503."""
     checks = res.mounts.checks()
     if res.result_store is not None:
-        checks["result_store"] = res.result_store.check
+        store = res.result_store.store
+        checks["result_store"] = lambda: round_trip_check(store)
     return checks
+
+
+async def log_bucket_problems(res: Resources) -> None:
+    """At start, each bucket asked once: a wrong name or addressing is one warning line now,
+    not a silent 404 for every file later."""
+    checks = degrading_checks(res)
+    if not checks:
+        return
+    _, body = await readiness({}, checks)
+    outcome = body["checks"]
+    assert isinstance(outcome, dict)
+    for name in body.get("degraded", []):  # type: ignore[attr-defined]
+        log.warning("%s: %s", name, outcome[name])
 
 
 def create_app(settings: Settings, parts: Sequence[Part] = PARTS) -> Starlette:
@@ -157,6 +175,7 @@ def create_app(settings: Settings, parts: Sequence[Part] = PARTS) -> Starlette:
             state: dict[str, object] = {"resources": res, "metrics": res.metrics}
             for part in parts:
                 state[part.name] = await stack.enter_async_context(part.lifespan(res))
+            await log_bucket_problems(res)
             yield state
 
     routes: list[BaseRoute] = [

@@ -10,7 +10,6 @@ bytes; a bad entry stops the server naming the variable. Each watermark's bytes 
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -18,6 +17,7 @@ from typing import Final
 
 from assetgate.imaging.formats import sniff
 from assetgate.optimizer.params import GRAVITIES, NAME_PATTERN, Gravity
+from assetgate.settings import json_value
 from assetgate.web.paths import locate
 
 #: Largest watermark file read (a logo, not a photo).
@@ -38,14 +38,12 @@ Watermarks = Mapping[str, Watermark]
 NO_WATERMARKS: Final[Watermarks] = MappingProxyType({})
 
 
-def parse_watermarks(text: str, real_root: str) -> dict[str, Watermark]:
-    """JSON -> checked watermarks, else ValueError saying which entry and why."""
-    if not text.strip():
+def parse_watermarks(value: str | None, real_root: str) -> dict[str, Watermark]:
+    """JSON (inline or its file: ``settings.json_value``) -> checked watermarks, else
+    ValueError saying which entry and why."""
+    if value is None or not value.strip():
         return {}
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise ValueError(f"not JSON ({exc})") from None
+    data = json_value(value)
     if not isinstance(data, dict):
         raise ValueError("expected a JSON object mapping a name to its watermark")
     return {str(name): _entry(str(name), spec, real_root) for name, spec in data.items()}
