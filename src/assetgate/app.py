@@ -125,7 +125,10 @@ def degrading_checks(res: Resources) -> dict[str, Check]:
 async def log_bucket_problems(res: Resources) -> None:
     """At start, each bucket asked once: a wrong name or addressing is one warning line now,
     not a silent 404 for every file later."""
-    checks = degrading_checks(res)
+    checks = res.mounts.checks(kinds=("s3",))  # origins are asked for files only
+    if res.result_store is not None:
+        store = res.result_store.store
+        checks["result_store"] = lambda: round_trip_check(store)
     if not checks:
         return
     _, body = await readiness({}, checks)

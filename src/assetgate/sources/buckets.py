@@ -45,7 +45,7 @@ def store_problem(exc: BaseException) -> str:
     if code in _ADDRESSING:
         return f"no such bucket ({code}): {ADDRESSING_HINT}"
     if code in ("AccessDenied", "SignatureDoesNotMatch", "InvalidAccessKeyId"):
-        return f"refused ({code}): check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY"
+        return "refused (credentials: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY)"
     return f"unreachable ({code or type(exc).__name__})"
 
 

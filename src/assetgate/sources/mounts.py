@@ -214,12 +214,12 @@ class Mounts:
                 self.versions.adopt(found.stat, held[1].fingerprint)  # no second read to hash
         return found
 
-    def checks(self) -> dict[str, Check]:
-        """``/readyz``'s view of each remote source, by its name."""
+    def checks(self, kinds: tuple[str, ...] = ("s3", "http")) -> dict[str, Check]:
+        """``/readyz``'s view of each remote source of ``kinds``, by its name."""
         return {
             f"source {backend.mount.name}": backend.remote.check
             for backend in self.backends
-            if backend.remote is not None
+            if backend.remote is not None and backend.remote.kind in kinds
         }
 
     async def aclose(self) -> None:
