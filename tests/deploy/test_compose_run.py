@@ -31,6 +31,7 @@ from tests.serve_process import clean_env, pick_port, stop, wait_healthy
 from tests.sources.servers import WEED
 
 NODES = ("node-a", "node-b")
+KEPT = ("LANG", "SSL_CERT_FILE", "PYTHONPATH")  # of the test's own environment
 PHOTO = "/landscape.jpg?width=400&format=webp"  # a file of the compose file's default root
 # weed's other listeners, each moved to a free port (inside the container they were private).
 WEED_PORTS = (
@@ -114,7 +115,9 @@ def start_seaweed(
         probe = f"http://{own}/healthz"  # the compose file's healthcheck URL
         assert probe.removeprefix(f"http://{own}") in " ".join(service["healthcheck"]["test"])
         try:
-            wait_until("SeaweedFS", lambda: httpx.get(probe, timeout=2).is_success, process, log)
+            wait_until(
+                "SeaweedFS", lambda url=probe: httpx.get(url, timeout=2).is_success, process, log
+            )
         except AssertionError:
             if "Port allocation failed" in log.read_text(errors="replace") and attempt < 2:
                 stop(process)
@@ -138,9 +141,11 @@ def start_redis(
         clean_env({}),
     )
     stack.callback(stop, process)
-    done = lambda: b"PONG" in subprocess.run(  # noqa: E731
-        ["redis-cli", "-p", port, "ping"], capture_output=True, timeout=5
-    ).stdout
+
+    def done() -> bool:
+        ping = subprocess.run(["redis-cli", "-p", port, "ping"], capture_output=True, timeout=5)
+        return b"PONG" in ping.stdout
+
     wait_until("redis-server", done, process, log)
     return f"redis://127.0.0.1:{port}", log
 
@@ -166,7 +171,7 @@ def start_node(
     command = image_config()["command"]
     assert command[0] == "assetgate"
     log = tmp / f"{name}.log"
-    keep = {key: value for key, value in os.environ.items() if key in ("LANG", "SSL_CERT_FILE")}
+    keep = {key: value for key, value in os.environ.items() if key in KEPT}
     process = start([sys.executable, "-m", "assetgate", *command[1:]], log, {**keep, **env})
     stack.callback(stop, process)
     url = f"http://127.0.0.1:{port}"
