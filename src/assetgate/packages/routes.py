@@ -41,7 +41,7 @@ from assetgate.packages.ingest import IngestCaches, Packages, Upstreams
 from assetgate.packages.openapi import OPENAPI
 from assetgate.packages.page import PAGE_CACHE, PAGE_CSP, STATIC_FILES, load_page_files
 from assetgate.packages.query import parse_search_query
-from assetgate.packages.registry import pick_registry
+from assetgate.packages.registry import registry_and_origin
 from assetgate.packages.search import Search, is_ready
 from assetgate.packages.state import PackagesState
 from assetgate.packages.store import Store
@@ -66,7 +66,13 @@ log = logging.getLogger("assetgate.packages")
 @asynccontextmanager
 async def lifespan(res: Resources) -> AsyncIterator[PackagesState]:
     settings = res.settings
-    registry = await anyio.to_thread.run_sync(pick_registry, settings.npm_registry, os.environ)
+    registry, origin = await anyio.to_thread.run_sync(
+        registry_and_origin, settings.npm_registry, os.environ
+    )
+    if registry is None:
+        log.warning("no npm registry is configured: /npm/ answers 502 (set ASSETGATE_NPM_REGISTRY)")
+    else:
+        log.info("npm registry %s (from %s)", registry, origin)
     store = await anyio.to_thread.run_sync(Store, settings.store, settings.store_max_bytes)
     upstreams = Upstreams(
         registry=registry,
