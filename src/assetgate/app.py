@@ -27,6 +27,8 @@ from assetgate.operations.health import Check, readiness, redis_ping, storage_ch
 from assetgate.operations.metrics import CONTENT_TYPE, Metrics, exposition
 from assetgate.operations.observe import Interfaces, Observe
 from assetgate.operations.upstreams import CountingClient, UpstreamNames
+from assetgate.optimizer.openapi import with_configured_params
+from assetgate.optimizer.presets import load_presets
 from assetgate.optimizer.routes import PART as OPTIMIZER
 from assetgate.packages.routes import PART as PACKAGES
 from assetgate.part import Part
@@ -138,9 +140,20 @@ async def log_bucket_problems(res: Resources) -> None:
         log.warning("%s: %s", name, outcome[name])
 
 
+def _preset_names(settings: Settings) -> list[str]:
+    try:
+        return list(load_presets(settings.presets))
+    except ValueError:  # reported by the preflight, and by the optimizer's lifespan
+        return []
+
+
 def create_app(settings: Settings, parts: Sequence[Part] = PARTS) -> Starlette:
     """The service with ``parts`` (a catch-all part last)."""
-    document = make_document(part.openapi for part in parts)
+    document = with_configured_params(
+        make_document(part.openapi for part in parts),
+        presets=_preset_names(settings),
+        signed=bool(settings.signing_keys),
+    )
 
     async def openapi(request: Request) -> Response:
         return JSONResponse(document)

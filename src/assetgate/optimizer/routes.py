@@ -52,7 +52,7 @@ RESERVED: Final = ("cache/",)
 PAGES_HINT: Final = "pages for people are under /ui/"
 EXPOSED: Final = (
     "ETag, X-Optimizer-Cache, X-Optimizer-Status, X-Original-Size, X-Compressed-Size, "
-    "X-Compression-Ratio, X-Output-Format, X-Output-Quality, X-Optimizer-Budget"
+    "X-Compression-Ratio, X-Output-Format, X-Output-Quality, X-Optimizer-Budget, Cache-Status"
 )
 
 
