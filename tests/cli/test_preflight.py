@@ -143,3 +143,14 @@ def test_optimize_refuses_an_unwritable_destination_and_an_unknown_watermark_onc
         "assetgate: --watermark: no watermark 'logo' (configured: none: ASSETGATE_WATERMARKS "
         "is not set)"
     ]
+
+
+def test_a_loopback_origin_is_named_at_start_with_the_setting_that_allows_it(
+    tmp_path: Path,
+) -> None:
+    with serve(tmp_path, root="http://127.0.0.1:9/static") as served:
+        text = served.log_text()
+    assert (
+        "assetgate: warning: ASSETGATE_ROOT: http://127.0.0.1:9/static is a private or loopback "
+        "address, which origin fetches refuse; set ASSETGATE_ORIGIN_ALLOW_PRIVATE=true to allow it"
+    ) in text

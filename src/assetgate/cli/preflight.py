@@ -14,8 +14,10 @@ import os
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from assetgate.settings import Settings, unknown_names
+from assetgate.sources.guard import literal_private
 
 #: ``ASSETGATE_*`` variables that are no setting on purpose: the compose file's own and the
 #: test script's.
@@ -128,4 +130,26 @@ def typo_warnings(environ: Mapping[str, str] | None = None) -> list[str]:
             continue
         hint = f"; did you mean {closest}?" if closest else ""
         lines.append(f"assetgate: warning: {name} is no setting and is ignored{hint}")
+    return lines
+
+
+def origin_warnings(settings: Settings) -> list[str]:
+    """An origin whose host is loopback or private by itself (``http://127.0.0.1:9000``,
+    ``localhost``) while private addresses are refused: every fetch would be refused."""
+    if settings.origin_allow_private:
+        return []
+    named = {"": str(settings.root), **settings.sources}
+    lines = []
+    for prefix, url in named.items():
+        host = urlsplit(url).hostname if url.startswith(("http://", "https://")) else None
+        if host is not None and literal_private(host):
+            variable = (
+                "ASSETGATE_ROOT"
+                if prefix == "" and url == str(settings.root)
+                else ("ASSETGATE_SOURCES")
+            )
+            lines.append(
+                f"assetgate: warning: {variable}: {url} is a private or loopback address, which "
+                "origin fetches refuse; set ASSETGATE_ORIGIN_ALLOW_PRIVATE=true to allow it"
+            )
     return lines

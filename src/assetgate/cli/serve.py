@@ -13,7 +13,7 @@ from starlette.applications import Starlette
 
 from assetgate.cli.connections import Guard, GuardedHttpToolsProtocol
 from assetgate.cli.listen import ListenError, bind
-from assetgate.cli.preflight import problems, typo_warnings
+from assetgate.cli.preflight import origin_warnings, problems, typo_warnings
 from assetgate.cli.settings_errors import load_settings
 from assetgate.cli.supervisor import run_server
 from assetgate.operations.logs import configure_logging
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     for key, value in overrides.items():
         os.environ[f"ASSETGATE_{key.upper()}"] = str(value)
     configure_logging(settings.log_level, settings.log_format)
-    for line in typo_warnings():
+    for line in [*typo_warnings(), *origin_warnings(settings)]:
         print(line, file=sys.stderr)
     for old, new in renamed_in_use():
         print(
