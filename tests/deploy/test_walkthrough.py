@@ -70,6 +70,7 @@ def test_the_debian_walkthrough_runs_top_to_bottom(tmp_path: Path, stack: ExitSt
     require_binary("npm")
     edge, backend = pick_port(), pick_port()
     config = copy_stock_layout(tmp_path, edge)  # tmp/etc/nginx, Debian's default site enabled
+    (tmp_path / "etc" / "systemd" / "system").mkdir(parents=True)  # there on every Debian
 
     def moved(text: str) -> str:
         text = re.sub(r"(?<![\w.])/(etc|opt|var)/", lambda m: f"{tmp_path}/{m[1]}/", text)
