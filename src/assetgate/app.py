@@ -20,6 +20,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Scope
 
 from assetgate import __version__
+from assetgate.admin.routes import PART as ADMIN
 from assetgate.convert.routes import PART as CONVERT
 from assetgate.errors import AppError
 from assetgate.imaging import vips
@@ -48,7 +49,7 @@ from assetgate.whois.routes import PART as WHOIS
 log = logging.getLogger("assetgate")
 
 # The optimizer's catch-all "/{path}" route must come last.
-PARTS: tuple[Part, ...] = (PACKAGES, CONVERT, WHOIS, UI, OPTIMIZER)
+PARTS: tuple[Part, ...] = (PACKAGES, CONVERT, WHOIS, UI, ADMIN, OPTIMIZER)
 
 
 #: The app's own paths: ``interface="other"`` in the access log and the metrics.

@@ -15,7 +15,14 @@ from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 import limits
-from pydantic import AliasChoices, BeforeValidator, Field, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BeforeValidator,
+    Field,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from assetgate.machine import render_budget, usable_memory
@@ -28,6 +35,7 @@ RENAMED: dict[str, str] = {
     "ASSETGATE_ORIGIN_READ_TIMEOUT_S": "ASSETGATE_SOURCE_READ_TIMEOUT_S",
 }
 MIN_SIGNING_KEY_LENGTH = 32
+MIN_ADMIN_TOKEN_LENGTH = 24
 
 
 def _cache_home() -> Path:
@@ -166,6 +174,12 @@ class Settings(BaseSettings):
     store: Path = Field(default_factory=_default_store)
     store_max_bytes: int = Field(default=2 * 1024 * 1024 * 1024, ge=1)
     npm_registry: str | None = None
+    # private and scoped registries, what may be served (issue 39; docs/packages.md)
+    npmrc: Path | None = None  # an .npmrc: registry=, @scope:registry=, //host/:_authToken=
+    packages_allow: Annotated[list[str], NoDecode] = Field(default_factory=list)  # globs
+    packages_deny: Annotated[list[str], NoDecode] = Field(default_factory=list)  # globs
+    packages_token: SecretStr | None = Field(default=None, repr=False)  # clients must send ...
+    packages_token_scopes: Annotated[list[str], NoDecode] = Field(default_factory=list)  # these
     library_api: str = "https://api.cdnjs.com"
     library_files: str = "https://cdnjs.cloudflare.com/ajax/libs"
     upstream_timeout_s: float = Field(default=10.0, gt=0)
@@ -263,6 +277,21 @@ class Settings(BaseSettings):
     source_ttl_s: float = Field(default=300.0, ge=0)
     result_store: str | None = None
 
+    # --- cache tags and purge (docs/caching.md "Purge", docs/deploying.md "Purging a CDN") ----
+    cache_tag_headers: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["cache-tag", "surrogate-key"]
+    )
+    admin_token: SecretStr | None = Field(default=None, repr=False)  # None: /admin/purge is a 404
+    cdn_purge_url: str | None = None  # a Cloudflare-shaped API base
+    cdn_purge_zone: str | None = None
+    cdn_purge_token: SecretStr | None = Field(default=None, repr=False)
+    fastly_purge_url: str | None = "https://api.fastly.com"
+    fastly_service: str | None = None
+    fastly_token: SecretStr | None = Field(default=None, repr=False)
+    cloudfront_purge_url: str | None = "https://cloudfront.amazonaws.com"
+    cloudfront_distribution: str | None = None
+    edge_revalidate_s: int = Field(default=0, ge=0, le=86400)  # nginx's X-Accel-Expires; 0: off
+
     @model_validator(mode="before")
     @classmethod
     def _derive_memory(cls, data: Any) -> Any:
@@ -289,6 +318,46 @@ class Settings(BaseSettings):
                 "expected a rate in limits notation such as '100/10 seconds'"
             ) from None
         return value
+
+    @field_validator("cache_tag_headers", mode="before")
+    @classmethod
+    def _tag_headers(cls, value: object) -> object:
+        """``cache-tag,surrogate-key`` (either, both, or empty for none)."""
+        value = _split_csv(value)
+        if isinstance(value, list):
+            names = [str(name).lower() for name in value]
+            if any(name not in ("cache-tag", "surrogate-key") for name in names):
+                raise ValueError("expected a comma-separated list of cache-tag and surrogate-key")
+            return list(dict.fromkeys(names))
+        return value
+
+    @field_validator("admin_token", "cdn_purge_token", "fastly_token")
+    @classmethod
+    def _token(cls, value: SecretStr | None) -> SecretStr | None:
+        """An empty value is no token."""
+        if value is None or not value.get_secret_value().strip():
+            return None
+        return value
+
+    @field_validator("admin_token")
+    @classmethod
+    def _long_admin_token(cls, value: SecretStr | None) -> SecretStr | None:
+        """A short token is guessable; refused at start rather than trusted."""
+        if value is not None and len(value.get_secret_value()) < MIN_ADMIN_TOKEN_LENGTH:
+            raise ValueError(f"shorter than {MIN_ADMIN_TOKEN_LENGTH} characters")
+        return value
+
+    @field_validator("cdn_purge_url", "fastly_purge_url", "cloudfront_purge_url")
+    @classmethod
+    def _api_base(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("expected http(s)://host[:port][/path]")
+        if parts.username is not None or parts.password is not None or parts.query:
+            raise ValueError("an API base carries no credentials and no query")
+        return value.rstrip("/")
 
     @field_validator("public_url")
     @classmethod
@@ -367,6 +436,9 @@ class Settings(BaseSettings):
         "whois_restricted_tlds",
         "signing_keys",
         "allowed_widths",
+        "packages_allow",
+        "packages_deny",
+        "packages_token_scopes",
         mode="before",
     )
     @classmethod
@@ -395,6 +467,16 @@ class Settings(BaseSettings):
         for index, key in enumerate(value, start=1):
             if len(key) < MIN_SIGNING_KEY_LENGTH:
                 raise ValueError(f"key {index} is shorter than {MIN_SIGNING_KEY_LENGTH} characters")
+        return value
+
+    @field_validator("packages_token")
+    @classmethod
+    def _long_token(cls, value: SecretStr | None) -> SecretStr | None:
+        """A guessable token guards nothing; an empty one is no token."""
+        if value is None or not value.get_secret_value():
+            return None
+        if len(value.get_secret_value()) < MIN_SIGNING_KEY_LENGTH:
+            raise ValueError(f"shorter than {MIN_SIGNING_KEY_LENGTH} characters")
         return value
 
     @field_validator("allowed_widths")

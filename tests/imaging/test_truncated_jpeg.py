@@ -88,3 +88,19 @@ def test_a_flat_image_missing_only_its_eoi_still_decodes() -> None:
     assert not any(data[-34:-2])
     out = render(data[:-2])
     assert out.avg() == pytest.approx(128, abs=1)
+
+
+@pytest.mark.parametrize("interlace", [False, True])
+@pytest.mark.parametrize("as_file", [False, True])
+def test_cut_inside_the_eoi_marker_is_415(interlace: bool, as_file: bool, tmp_path: Path) -> None:
+    """Pillow's ``truncated_jpeg.jpg`` (issue 40): every scan whole, the file cut after the
+    ``FF`` of its EOI. Before: 200 (libjpeg has every pixel and warns of nothing)."""
+    image = make.quadrants(64, 48)
+    vips = pyvips.Image.new_from_memory(image.tobytes(), 64, 48, 3, "uchar")
+    data = bytes(vips.jpegsave_buffer(Q=95, interlace=interlace))
+    assert data[-2:] == b"\xff\xd9"
+    path = tmp_path / "cut.jpg"
+    path.write_bytes(data[:-1])
+    with pytest.raises(AppError) as caught:
+        render(path if as_file else data[:-1])
+    assert caught.value.status == 415

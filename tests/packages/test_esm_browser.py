@@ -182,3 +182,39 @@ def test_preact_htm_lodash_d3_three_and_vue_work_in_the_browser(real_registry_ap
         },
         {"#chart svg rect": 3, "#preact-root b": 1},
     )
+
+
+PREACT_HTM = """
+import { render } from "preact";
+import { useState } from "preact/hooks";
+import { html } from "htm/preact";
+function Hello() { const [who] = useState("hooks"); return html`<b id="preact">preact ${who}</b>`; }
+render(html`<${Hello} />`, document.getElementById("preact-root"));
+"""
+
+
+def test_a_listed_package_brings_its_exported_subpaths_and_an_undeclared_peer_stays_bare(
+    real_registry_app: str,
+) -> None:
+    """``pkg=react@18&pkg=react-dom@18`` maps ``react-dom/client`` (the entry every tutorial
+    imports), ``preact`` brings ``preact/hooks``, and ``htm/preact``'s import of ``preact`` (no
+    dependency of htm) stays bare, for the same map to resolve to the one preact."""
+    base = real_registry_app
+    import_map, page_html = show(base, ["react@18", "react-dom@18"], REACT)
+    imports = import_map["imports"]
+    assert isinstance(imports, dict)
+    assert imports["react-dom/client"] == f"{base}/npm/react-dom@18.3.1/client/+esm"
+    assert "react/jsx-runtime" in imports
+    assert "react-dom/server.node" not in imports  # node only: not offered to browsers
+    run_page(base, page_html, {"react": "react 18.3.1 count 3"})
+
+    import_map, page_html = show(base, ["preact@10", "htm@3"], PREACT_HTM)
+    imports = import_map["imports"]
+    assert isinstance(imports, dict)
+    assert imports["preact/hooks"].startswith(f"{base}/npm/preact@10.")
+    assert imports["htm/preact"].startswith(f"{base}/npm/htm@3.")
+    loaded = run_page(base, page_html, {"preact": "preact hooks"})
+    entries = {
+        u for u in loaded if "/npm/preact@" in u and u.endswith("/+esm") and u.count("/") == 5
+    }
+    assert entries == {imports["preact"]}  # one preact, for the page, the hooks and htm

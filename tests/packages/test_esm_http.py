@@ -159,7 +159,8 @@ async def test_concurrent_first_requests_share_one_build(
     [
         (b"import x from './missing.js';\nexport default x;\n", 'Could not resolve "./missing.js"'),
         (b"export const = 1;\n", 'Expected identifier but found "="'),
-        (b"import u from 'undeclared'; export default u;", 'Could not resolve "undeclared"'),
+        # require() of a name that is no dependency (an import of one stays a bare import).
+        (b"export default require('undeclared');", 'Could not resolve "undeclared"'),
     ],
 )
 async def test_a_package_that_cannot_be_built_is_a_502_and_nothing_is_stored(
@@ -185,6 +186,35 @@ async def test_a_package_that_cannot_be_built_is_a_502_and_nothing_is_stored(
     assert esm_rows(tmp_path / "store") == 0
     builds = [r for r in caplog.records if r.getMessage().startswith("ES module build of broken")]
     assert len(builds) == 1  # built once, then remembered
+
+
+async def test_an_import_of_a_name_the_package_does_not_declare_stays_bare(
+    esm: httpx.AsyncClient, registry: Registry, tmp_path: Path
+) -> None:
+    """htm/preact imports ``preact`` without declaring it: the module keeps ``import "preact"``
+    for the page's import map (it used to be a 502), and loads where the name resolves."""
+    registry.publish(
+        "optpeer",
+        "1.0.0",
+        {"i.mjs": b"import { h } from 'undeclared-peer';\nexport const tag = () => h('b');\n"},
+        manifest={"main": "i.mjs", "peerDependenciesMeta": {"undeclared-peer": {"optional": True}}},
+    )
+    response = await esm.get("/npm/optpeer@1.0.0/+esm")
+    assert response.status_code == 200, response.text
+    assert '"undeclared-peer"' in response.text
+    (tmp_path / "node_modules" / "undeclared-peer").mkdir(parents=True)
+    (tmp_path / "node_modules" / "undeclared-peer" / "package.json").write_text(
+        '{"name": "undeclared-peer", "type": "module", "main": "i.js"}'
+    )
+    (tmp_path / "node_modules" / "undeclared-peer" / "i.js").write_text(
+        "export const h = (t) => `<${t}>`;"
+    )
+    result = run_modules(
+        tmp_path,
+        {"/npm/optpeer@1.0.0/+esm": response.content},
+        "import { tag } from '/npm/optpeer@1.0.0/+esm';\nconsole.log(JSON.stringify(tag()));\n",
+    )
+    assert result == "<b>"
 
 
 async def test_a_package_cannot_bundle_a_file_outside_itself(

@@ -8,6 +8,7 @@ import json
 import time
 from collections.abc import Callable
 
+import httpx
 import pytest
 
 from assetgate.errors import AppError
@@ -57,12 +58,51 @@ def test_a_document_is_reduced_to_what_resolution_needs() -> None:
 
 
 @pytest.mark.parametrize(
-    "body", [b"{", b"[1, 2]", b'{"versions": 3}', b"\xff\xfe", b'{"name": "x"}']
+    "body",
+    [
+        b"{",
+        b"[1, 2]",
+        b'{"versions": 3}',
+        b"\xff\xfe",
+        b'"x"',
+        b'{"versions": {}, "dist-tags": {"latest": "1.0.0"}}',
+    ],
 )
 def test_a_broken_document_is_a_502(body: bytes) -> None:
     with pytest.raises(AppError) as caught:
         parse_packument("x", body)
     assert caught.value.status == 502
+
+
+UNPUBLISHED = {
+    "_id": "gone",
+    "name": "gone",
+    "time": {
+        "created": "2020-01-01T00:00:00.000Z",
+        "unpublished": {"time": "2021-01-01T00:00:00.000Z", "versions": ["1.0.0"]},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    "doc", [UNPUBLISHED, {"name": "gone", "versions": {}}, {"name": "gone", "dist-tags": {}}]
+)
+def test_a_document_without_versions_or_tags_is_a_404_not_an_upstream_failure(
+    doc: dict[str, object],
+) -> None:
+    with pytest.raises(AppError) as caught:
+        parse_packument("gone", json.dumps(doc).encode())
+    assert (caught.value.status, caught.value.message) == (404, "gone has no published versions")
+
+
+async def test_an_unpublished_package_answers_404_saying_so(
+    npm: httpx.AsyncClient, upstream: FakeUpstream
+) -> None:
+    upstream.routes["/gone"] = Reply(json.dumps(UNPUBLISHED).encode())
+    for url in ("/npm/gone@latest/", "/npm/gone@1.0.0/index.js", "/npm/gone/"):
+        response = await npm.get(url)
+        assert response.status_code == 404, url
+        assert response.json()["error"] == "gone has no published versions"
 
 
 async def test_a_document_over_the_cap_is_a_502_naming_the_package(

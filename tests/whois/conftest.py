@@ -201,7 +201,20 @@ def _rdap_routes(rdap: RdapServer) -> None:
             "/rdap/domain/ssrf.org": HttpReply(
                 200, registry_domain("ssrf.org", "http://localhost:9/domain/ssrf.org")
             ),
-            "/rdap/domain/ratelimited.org": HttpReply(429, {"errorCode": 429}),
+            "/rdap/domain/ratelimited.org": HttpReply(
+                429, {"errorCode": 429}, {"Retry-After": "7"}
+            ),
+            # quotas as registries really signal them (issue 40): rdap.nic.biz, rdap.zdnsgtld.com
+            "/rdap/domain/quota403.org": HttpReply(
+                403,
+                {
+                    "errorCode": 403,
+                    "title": "Forbidden",
+                    "description": ["Number of allowed queries exceeded"],
+                },
+            ),
+            "/rdap/domain/quota422.org": HttpReply(422, {"errorCode": 422}),
+            "/rdap/domain/forbidden.org": HttpReply(403, {"errorCode": 403, "title": "Forbidden"}),
             "/rdap/domain/broken.org": HttpReply(200, b"{not json"),
             "/rdap/domain/big.org": HttpReply(200, b"[" + b"0," * 600_000 + b"0]"),
         }

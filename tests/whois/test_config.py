@@ -240,3 +240,25 @@ def test_the_shipped_snapshot_is_never_reread() -> None:
     now[0] = 1000.0
     assert live.current() is first
     assert live.trusted_origins() == frozenset()
+
+
+def test_rdap_override_list_covers_rdap_only_tlds(tmp_path: Path) -> None:
+    """Issue 40: .io/.sh/.ac/.me went RDAP-only on 2025-08-04 while IANA's file lacked .io.
+    Before: no RDAP server for them (port 43, which no longer answers)."""
+    from assetgate.whois.bootstrap import load_bootstrap
+
+    shipped = load_bootstrap(None)
+    for tld in ("io", "sh", "ac", "me"):
+        assert shipped.bases(f"example.{tld}") == ("https://rdap.identitydigital.services/rdap/",)
+    operator = tmp_path / "dns.json"
+    operator.write_text(
+        '{"services": [[["sh"], ["https://rdap.operator.example/"]], [["com"], ["https://c.example/"]]]}'
+    )
+    mine = load_bootstrap(operator)
+    assert mine.bases("example.sh") == ("https://rdap.operator.example/",)  # the operator wins
+    assert mine.bases("example.io") == (
+        "https://rdap.identitydigital.services/rdap/",
+    )  # gap filled
+    # the operator's servers are trusted, the list's are not (they stay behind the SSRF guard)
+    assert ("https", "rdap.operator.example", 443) in mine.trusted_origins()
+    assert ("https", "rdap.identitydigital.services", 443) not in mine.trusted_origins()

@@ -124,7 +124,6 @@ async def test_restricted_tlds_are_configurable(env: Env) -> None:
         ("example.big", "whois server for .big: answer exceeds 256 KiB"),
         ("example.closed", "whois server for .closed: connection refused"),
         ("example.empty", "whois server for .empty: gave no answer for this domain"),
-        ("quota.com", "whois server for .com: rate limited the query"),
     ],
 )
 @pytest.mark.parametrize("path", [TEXT, JSON])
@@ -138,6 +137,17 @@ async def test_fetch_failure_is_500_with_error_id(
     assert body["code"] == 500
     assert len(body["error_id"]) == 16
     assert "127.0.0.1" not in response.text
+
+
+@pytest.mark.parametrize("path", [TEXT, JSON])
+async def test_port_43_quota_banner_is_429(client: httpx.AsyncClient, path: str) -> None:
+    """Before issue 40: 500, as if the service had failed; the client may simply retry later."""
+    response = await client.get(path, params={"domain": "quota.com"})
+    assert response.status_code == 429
+    assert response.headers["retry-after"] == "60"
+    assert response.json()["error"] == (
+        "whois lookup rate limited upstream: whois server for .com: rate limited the query"
+    )
 
 
 async def test_fetch_failure_error_id_is_logged(
@@ -278,6 +288,7 @@ async def test_com_thin_registry_then_registrar(client: httpx.AsyncClient, env: 
     assert record["source"]["hops"] == 2
     assert record["source"]["cached"] is False
     assert record["source"]["fetched_at"].endswith("Z")
+    assert set(record["source"]["contacts_from"].values()) == {"referral 1: whois.registrar.test"}
     assert record["registrar"] == {
         "name": "Example Registrar, Inc.",
         "iana_id": "376",
@@ -512,6 +523,12 @@ async def test_rdap_registry_and_registrar(client: httpx.AsyncClient, env: Env) 
         "hops": 2,
         "fetched_at": record["source"]["fetched_at"],
         "cached": False,
+        # the registrar's RDAP answer (the registry's `related` link) gave the contacts
+        "contacts_from": {
+            "registrant": "referral 1: RDAP server for .org",
+            "admin": "referral 1: RDAP server for .org",
+            "tech": "referral 1: RDAP server for .org",
+        },
     }
     assert record["status"] == [
         "clientDeleteProhibited",
@@ -584,7 +601,7 @@ async def test_rdap_related_link_to_an_untrusted_http_host_is_refused(
     ("domain", "registered"),
     [
         ("example.rdapdown", True),
-        ("ratelimited.org", False),
+        ("forbidden.org", False),  # a 403 that is no quota: a refusal, port 43 may still answer
         ("broken.org", False),
         ("big.org", False),
     ],
@@ -597,6 +614,29 @@ async def test_rdap_failure_falls_back_to_port_43(
     assert record["registered"] is registered
     assert record["warnings"] == ["rdap_failed_used_whois"]
     assert env.registry.queries == [domain]
+
+
+@pytest.mark.parametrize(
+    ("domain", "retry_after", "why"),
+    [
+        ("ratelimited.org", "7", "over its query quota (answered 429)"),
+        ("quota403.org", "60", "over its query quota (answered 403)"),
+        ("quota422.org", "60", "over its query quota (answered 422)"),
+    ],
+)
+async def test_registry_quota_is_429_with_retry_after(
+    client: httpx.AsyncClient, env: Env, domain: str, retry_after: str, why: str
+) -> None:
+    """Before: a 403/422 quota was a 500 after a pointless port-43 try; a 429 fell back too."""
+    response = await client.get(JSON, params={"domain": domain})
+    assert response.status_code == 429
+    assert response.headers["retry-after"] == retry_after
+    assert response.json()["error"] == (
+        f"whois lookup rate limited upstream: RDAP server for .org: {why}"
+    )
+    assert env.registry.queries == []  # no port-43 query behind the registry's back
+    again = await client.get(JSON, params={"domain": domain})
+    assert again.status_code == 429  # never cached
 
 
 async def test_rdap_and_port_43_both_failing_is_500(env: Env, tmp_path: Any) -> None:
@@ -666,7 +706,10 @@ async def test_negative_answers_use_the_negative_ttl(env: Env) -> None:
 async def test_errors_are_not_cached(client: httpx.AsyncClient, env: Env) -> None:
     first = await client.get(JSON, params={"domain": "flaky.com"})
     second = await client.get(JSON, params={"domain": "flaky.com"})
-    assert (first.status_code, second.status_code) == (500, 200)
+    assert (first.status_code, second.status_code) == (
+        429,
+        200,
+    )  # a quota banner first (not cached), then the answer
     assert env.registry.queries == ["domain flaky.com"] * 2
 
 

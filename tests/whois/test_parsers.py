@@ -291,14 +291,14 @@ def test_rpsl_ru() -> None:
     assert parsed.name_servers == ("ns1.example.ru", "ns2.example.net")
 
 
-def test_rpsl_fred_cz() -> None:
+def test_fred_cz() -> None:
     parsed = parse_whois(sample("fred_cz.txt"), "cz")
     assert parsed.registrant.organization == "Příklad s.r.o."
     assert parsed.contacts["admin"].name == "Petr Svoboda"
     assert parsed.dates.expires == "2026-03-12T00:00:00Z"
     assert parsed.name_servers == ("ns1.example.cz", "ns2.example.net")
     assert parsed.dnssec == "signed"
-    assert sniff_format(sample("fred_cz.txt")) == "rpsl"
+    assert sniff_format(sample("fred_cz.txt")) == "fred"
 
 
 @pytest.mark.parametrize(

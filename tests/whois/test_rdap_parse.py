@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from assetgate.whois.parse.rdap import parse_rdap, rdap_status, related_links
-from assetgate.whois.record import Contact, Dates, merge
+from assetgate.whois.record import Contact, Dates, Registrar, merge
 from tests.whois.rdap_samples import registrar_domain, registry_domain
 
 
@@ -94,3 +94,70 @@ def test_rfc8056_status_mapping(word: str, code: str) -> None:
 def test_non_conformant_json_never_raises(doc: Any) -> None:
     parsed = parse_rdap(doc)
     assert parsed.name_servers == ()
+
+
+JSCARD_REGISTRANT = {
+    "objectClassName": "entity",
+    "roles": ["registrant"],
+    "jscard": {
+        "@type": "Card",
+        "version": "1.0",
+        "kind": "individual",
+        "name": {"components": [{"kind": "given", "value": "Jane"},
+                                {"kind": "surname", "value": "Doe"}]},
+        "organizations": {"o1": {"@type": "Organization", "name": "Example Holdings"}},
+        "emails": {"e1": {"@type": "EmailAddress", "address": "jane@example.org"}},
+        "phones": {"f1": {"number": "tel:+1.5555550100", "features": {"fax": True}},
+                   "p1": {"number": "tel:+1.5555550199", "features": {"voice": True}}},
+        "addresses": {"a1": {"@type": "Address", "countryCode": "US", "components": [
+            {"kind": "number", "value": "1600"}, {"kind": "name", "value": "Example Ave"},
+            {"kind": "locality", "value": "Springfield"}, {"kind": "region", "value": "IL"},
+            {"kind": "postcode", "value": "62701"}]}},
+    },
+}  # fmt: skip
+REGISTRAR_JSCARD = {
+    "objectClassName": "entity",
+    "roles": ["registrar"],
+    "publicIds": [{"type": "IANA Registrar ID", "identifier": "9999"}],
+    "jscard": {"@type": "Card", "version": "1.0", "kind": "org",
+               "name": {"full": "Example Registrar, Inc."},
+               "links": {"l1": {"@type": "Link", "uri": "https://registrar.example"}}},
+}  # fmt: skip
+
+
+def test_jscontact_cards_are_read_like_jcards() -> None:
+    """RFC 9553 cards (issue 40): before, an entity with only ``jscard`` gave no contact."""
+    doc = {"objectClassName": "domain", "ldhName": "example.org",
+           "entities": [JSCARD_REGISTRANT, REGISTRAR_JSCARD]}  # fmt: skip
+    parsed = parse_rdap(doc)
+    assert parsed.registrant == Contact(
+        name="Jane Doe",
+        organization="Example Holdings",
+        email="jane@example.org",
+        phone="+1.5555550199",
+        street=("1600 Example Ave",),
+        city="Springfield",
+        state="IL",
+        postal_code="62701",
+        country="US",
+    )
+    assert parsed.registrar == Registrar(
+        name="Example Registrar, Inc.", iana_id="9999", url="https://registrar.example"
+    )
+
+
+def test_jcard_wins_where_both_cards_say_something() -> None:
+    jcard = ["vcard", [["version", {}, "text", "4.0"], ["fn", {}, "text", "J. Doe"]]]
+    both = {**JSCARD_REGISTRANT, "vcardArray": jcard}
+    parsed = parse_rdap({"objectClassName": "domain", "ldhName": "example.org", "entities": [both]})
+    assert parsed.registrant.name == "J. Doe"
+    assert parsed.registrant.email == "jane@example.org"  # only the JSContact card has one
+
+
+@pytest.mark.parametrize("card", [None, [], "x", {"name": 5, "emails": [1, "a"], "addresses": 3}])
+def test_malformed_jscontact_is_skipped(card: object) -> None:
+    entity = {"roles": ["registrant"], "jscard": card}
+    parsed = parse_rdap(
+        {"objectClassName": "domain", "ldhName": "example.org", "entities": [entity]}
+    )
+    assert parsed.registrant == Contact()

@@ -46,7 +46,7 @@ OK: Final = "ok"
 WHOLE: Final = 1 << 50
 
 
-def _file_credentials() -> dict[str, str]:
+def file_credentials() -> dict[str, str]:
     """Key, secret, token and region from the shared AWS files, when the variables hold none."""
     if os.environ.get("AWS_ACCESS_KEY_ID"):
         return {}
@@ -84,7 +84,7 @@ def s3_store(bucket: str, prefix: str, settings: Settings) -> S3Store:
     path_style = settings.path_style(endpoint)
     connect_timeout_s = settings.source_connect_timeout_s
     timeout_s = settings.source_read_timeout_s
-    options: dict[str, object] = dict(_file_credentials())
+    options: dict[str, object] = dict(file_credentials())
     if endpoint is not None:
         options["endpoint"] = endpoint
     if not (os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")):
@@ -192,6 +192,20 @@ class ObjectTier:
                 log.warning("result store ignores ranged reads; reading whole objects")
         found = await obstore.get_async(self.store, key)
         return bytes(await found.bytes_async())
+
+    async def delete(self, keys: list[str]) -> int:
+        """Delete the objects ``keys`` (a purge): how many were there. Raises when the store
+        cannot answer (a purge must say so, not claim it deleted nothing); absent ones are fine."""
+        deleted = 0
+        for key in keys:
+            async with asyncio.timeout(WRITE_TIMEOUT_S):
+                try:
+                    await obstore.head_async(self.store, key)
+                except FileNotFoundError:
+                    continue
+                await obstore.delete_async(self.store, key)
+            deleted += 1
+        return deleted
 
     def put_later(self, key: str, data: bytes) -> asyncio.Task[None] | None:
         """Write in the background; dropped when the store is down or too many writes wait."""

@@ -64,6 +64,7 @@ def _checks(settings: Settings) -> list[tuple[str, Callable[[], str | None]]]:
     """(variable, check) in the order they are reported; a check answers its problem or None."""
     from assetgate.optimizer.presets import load_presets
     from assetgate.optimizer.watermarks import parse_watermarks
+    from assetgate.packages.registry import read_npmrc
     from assetgate.web.ratelimit import shared_budget_problem
     from assetgate.whois.bootstrap import load_bootstrap
     from assetgate.whois.servers import load_server_config
@@ -104,6 +105,7 @@ def _checks(settings: Settings) -> list[tuple[str, Callable[[], str | None]]]:
         ("ASSETGATE_WATERMARKS", parsed(lambda: parse_watermarks(settings.watermarks, real_root))),
         ("ASSETGATE_WHOIS_SERVERS", parsed(lambda: load_server_config(settings.whois_servers))),
         ("ASSETGATE_RDAP_BOOTSTRAP", parsed(lambda: load_bootstrap(settings.rdap_bootstrap))),
+        ("", parsed(lambda: read_npmrc(settings.npmrc, os.environ))),  # names ASSETGATE_NPMRC
         ("ASSETGATE_RATE_LIMIT_PARTS", lambda: unknown_budget_part(settings)),
         ("", lambda: shared_budget_problem(settings)),  # names its own variables
     ]

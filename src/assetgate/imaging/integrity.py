@@ -5,14 +5,17 @@
   that camera files carry are harmless and must keep working: a missing EOI after complete scans
   (``complete_jpeg`` puts the marker back, so only a scan cut short still warns) and extraneous
   bytes before a marker (``tolerating_harmless`` runs the work once more with ``fail_on=error``
-  when that is the one complaint). Except one case: a file cut short and padded with zero bytes
-  (a download into a preallocated file) has no EOI, and libjpeg decodes the zeros as scan data
-  (grey, or no detail) and calls only the rest "extraneous bytes before" the EOI that
-  ``complete_jpeg`` appended. When that EOI follows ``PAD_BYTES`` zeros, bytes before it are the
-  padding of a cut file, not a camera's stray bytes: damaged. (A complete file that lacks only
-  its EOI, its last scan data ending in zeros as flat areas with optimized tables do, decodes
-  exactly to our EOI and draws no such warning.) A progressive file cut between scans draws no
-  warning at all: ``jpeg_header`` tells it from its markers.
+  when that is the one complaint). Except one case: a file cut short and padded with zero bytes (a
+  download into a preallocated file) has no EOI, and libjpeg decodes the zeros as scan data (grey,
+  or no detail) and calls only the rest "extraneous bytes before" the EOI that ``complete_jpeg``
+  appended. When that EOI follows ``PAD_BYTES`` zeros, bytes before it are the padding of a cut
+  file, not a camera's stray bytes: damaged. (A complete file that lacks only its EOI, its last
+  scan data ending in zeros as flat areas with optimized tables do, decodes exactly to our EOI and
+  draws no such warning.) A file that ends on ``0xFF`` was cut inside a marker, most often its EOI
+  (Pillow's ``truncated_jpeg.jpg``, a progressive file whose every scan is whole but whose ``FF
+  D9`` lost the ``D9``): libjpeg has all the pixels and says nothing, but the file is cut and is
+  refused like any other cut file. A progressive file cut between scans draws no warning at all:
+  ``jpeg_header`` tells it from its markers.
 - GIF: libnsgif silently drops a frame whose LZW data is cut; Pillow's decoder calls it
   truncated. ``check_gif_frames`` decodes the frames with Pillow once before libvips does.
 """
@@ -83,13 +86,25 @@ def complete_jpeg(src: ImageInput) -> ImageInput:
     if isinstance(src, Path | str):
         with open(src, "rb") as handle:
             handle.seek(max(0, os.fstat(handle.fileno()).st_size - 2))
-            if handle.read(2) == EOI:
+            tail = handle.read(2)
+            if tail == EOI:
                 return src
+            _refuse_cut_marker(tail)
             handle.seek(0)
             return _ended(handle.read())
-    if bytes(src[-2:]) == EOI:
+    tail = bytes(src[-2:])
+    if tail == EOI:
         return src
+    _refuse_cut_marker(tail)
     return _ended(bytes(src))
+
+
+def _refuse_cut_marker(tail: bytes) -> None:
+    """415 for a file whose last byte is ``0xFF``: cut inside a marker (Pillow's
+    ``truncated_jpeg.jpg`` lost the ``D9`` of its EOI). Scan data never ends on ``0xFF`` (a data
+    ``0xFF`` is stuffed as ``FF 00``), and a camera file without EOI ends on its scan data."""
+    if tail[-1:] == b"\xff":
+        raise AppError.unsupported_media("image data is truncated or corrupt")
 
 
 def _ended(data: bytes) -> bytes:

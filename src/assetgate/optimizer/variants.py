@@ -42,6 +42,7 @@ from assetgate.optimizer.watermarks import Watermarks
 from assetgate.resources import Resources
 from assetgate.serving.answer import AnyVariant, Rendering, Variant
 from assetgate.serving.prepared import BlockResponse, Prepared
+from assetgate.serving.tags import Tags
 from assetgate.serving.versions import FileVersion, stat_key
 from assetgate.web.cachestatus import HEADER as CACHE_STATUS
 from assetgate.web.cachestatus import VALUES as CACHE_VALUES
@@ -76,9 +77,15 @@ class Conditions(Protocol):
 
 
 def variant_for(
-    request: Request, res: Resources, conditions: Conditions, found: Located, query: Query
+    request: Request,
+    res: Resources,
+    conditions: Conditions,
+    found: Located,
+    query: Query,
+    path: str | None = None,
 ) -> AnyVariant:
-    """What the request asks of the file ``found``; 413 for an image source over the limit."""
+    """What the request asks of the file ``found``; 413 for an image source over the limit.
+    ``path``: its public path, under which a rendering is entered in the purge index."""
     settings = res.settings
     if is_asset(found.real):
         floor = AssetFloor(res.minify_pool, res.assets, settings.asset_max_bytes)
@@ -95,7 +102,7 @@ def variant_for(
         raise AppError.too_large(
             f"source file is over the limit of {settings.max_source_bytes} bytes"
         )
-    return image_variant(request, res, conditions, found, query.image, query.cache_key)
+    return image_variant(request, res, conditions, found, query.image, query.cache_key, path)
 
 
 def image_variant(
@@ -105,6 +112,7 @@ def image_variant(
     found: Located,
     spec: ImageSpec,
     cache_key: Hashable,
+    path: str | None = None,
 ) -> Variant[Outcome]:
     negotiation, bucket = negotiate(request, conditions, spec)
     key = (cache_key, bucket)
@@ -113,7 +121,7 @@ def image_variant(
     )
     ident = res.mounts.copy_ident(found.real) if conditions.results is not None else None
     alias = None if ident is None else variant_alias(conditions.engine, ident, key)
-    work = _ImageWork(res, conditions, found, spec, negotiation, key, alias)
+    work = _ImageWork(res, conditions, found, spec, negotiation, key, alias, path)
     headers = functools.partial(_outcome_headers, found.stat.st_size)
     return Variant(key, validators, Rendering(work, _outcome_body, headers, conditions.results))
 
@@ -125,6 +133,7 @@ async def shared_answer(
     name: str,
     query: Query,
     reserved: tuple[str, ...],
+    tags: Tags | None = None,
 ) -> Response | None:
     """An image variant another node rendered, answered from the result store by the fingerprint
     it shared (``sources.mounts``), before this node fetches the source; None: the long way.
@@ -148,6 +157,8 @@ async def shared_answer(
         etag = variant_etag(conditions.engine, version.fingerprint, key)
         cache_control = res.settings.cache_control
         headers = _image_headers(etag, version.last_modified, spec, cache_control, conditions)
+        if tags is not None:
+            headers.update(tags.fields())
         prepared = Prepared.build(etag, version.mtime, {**headers, **_HIT})  # as serving.answer
         if prepared.matches(request):
             return BlockResponse(304, prepared.not_modified)
@@ -216,6 +227,7 @@ class _ImageWork:
     negotiation: Negotiation
     key: VariantKey
     alias: str | None = None
+    path: str | None = None  # the public path, for the purge index
 
     async def __call__(self, source: FileVersion, receive: Receive) -> Outcome:
         outcome = await self._make(source, receive)
@@ -224,7 +236,7 @@ class _ImageWork:
         kept = source.key == stat_key(self.found.stat)
         if self.alias is not None and results is not None and outcome.body is not None and kept:
             etag = variant_etag(self.conditions.engine, source.fingerprint, self.key)
-            results.share_as(self.alias, etag, outcome)
+            results.share_as(self.alias, etag, outcome, path=self.path)
         return outcome
 
     async def _make(self, source: FileVersion, receive: Receive) -> Outcome:

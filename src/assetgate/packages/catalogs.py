@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
 from urllib.parse import quote, urlencode, urlsplit
@@ -23,11 +23,20 @@ from assetgate.errors import AppError
 from assetgate.packages.address import EXACT_LIBRARY_VERSION, LIBRARY_NAME, is_package_name
 from assetgate.packages.merge import Hit, Kind
 from assetgate.packages.packument import keep_tags, keep_version, parse_packument
-from assetgate.packages.versions import Dist, Packument
+from assetgate.packages.versions import Dist, Packument, is_exact
 
 PACKUMENT_MAX_BYTES: Final = 32 * 1024 * 1024  # ASSETGATE_PACKUMENT_MAX_BYTES' default
 SEARCH_MAX_BYTES: Final = 4 * 1024 * 1024
 ABBREVIATED: Final = "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8"
+
+
+class Refused(AppError):
+    """The upstream answered 401 or 403: the credentials sent (or their absence) were refused.
+    The caller names the package and the registry's host; no credential is ever in a message."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(502, f"upstream refused access (HTTP {code})")
+        self.code = code
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,16 +53,19 @@ async def fetch_body(
     max_bytes: int,
     accept: str = "application/json",
     too_large: str = "upstream answer is too large",
+    headers: Mapping[str, str] | None = None,
 ) -> bytes:
-    """GET ``url`` -> its body, at most ``max_bytes`` (AppError 502 ``too_large`` beyond);
-    an upstream AppError: 404 for a 404, 502/504 otherwise."""
+    """GET ``url`` (with ``headers``: a registry's credential) -> its body, at most
+    ``max_bytes`` (AppError 502 ``too_large`` beyond); an upstream AppError: 404 for a 404,
+    ``Refused`` for a 401/403, 502/504 otherwise."""
+    sent = {"Accept": accept, **(headers or {})}
     try:
         async with asyncio.timeout(timeout_s):
-            async with http.stream(
-                "GET", url, headers={"Accept": accept}, timeout=timeout_s
-            ) as response:
+            async with http.stream("GET", url, headers=sent, timeout=timeout_s) as response:
                 if response.status_code == 404:
                     raise AppError.upstream("not found upstream", 404)
+                if response.status_code in (401, 403):
+                    raise Refused(response.status_code)
                 if response.status_code != 200:
                     raise AppError.upstream(f"upstream answered {response.status_code}")
                 declared = response.headers.get("content-length", "")
@@ -78,9 +90,12 @@ async def fetch_json(
     timeout_s: float,
     max_bytes: int,
     accept: str = "application/json",
+    headers: Mapping[str, str] | None = None,
 ) -> object:
     """GET ``url`` -> parsed JSON (small documents: parsed where it is called)."""
-    body = await fetch_body(http, url, timeout_s=timeout_s, max_bytes=max_bytes, accept=accept)
+    body = await fetch_body(
+        http, url, timeout_s=timeout_s, max_bytes=max_bytes, accept=accept, headers=headers
+    )
     try:
         return json.loads(body)
     except ValueError as exc:
@@ -141,12 +156,14 @@ async def fetch_packument(
     timeout_s: float,
     max_bytes: int = PACKUMENT_MAX_BYTES,
     full: bool = False,
+    headers: Mapping[str, str] | None = None,
 ) -> Packument:
     """The registry document of ``name``, read up to ``max_bytes`` and parsed on a worker thread
     (``packages.packument``), so a huge one neither stalls the event loop nor fills memory."""
     body = await fetch_body(
         http,
         packument_url(registry, name),
+        headers=headers,
         timeout_s=timeout_s,
         max_bytes=max_bytes,
         accept="application/json" if full else ABBREVIATED,
@@ -192,7 +209,10 @@ def make_npm_hits(doc: object) -> list[Hit]:
         if not isinstance(package, dict):
             continue
         name, version = _str(package.get("name")), _str(package.get("version"))
-        if not name or not version or not is_package_name(name):
+        tags = package.get("dist-tags")
+        if version is None and isinstance(tags, dict):
+            version = _str(tags.get("latest"))  # Verdaccio names the versions, not the latest
+        if not name or not version or not is_package_name(name) or not is_exact(version):
             continue
         url = f"/npm/{name}@{quote(version, safe='')}/"
         found.append((name, version, package.get("description"), url))
@@ -207,29 +227,45 @@ async def search_npm(
     size: int,
     timeout_s: float,
     packument_max_bytes: int = PACKUMENT_MAX_BYTES,
+    headers: Callable[[str], Mapping[str, str]] = lambda url: {},
 ) -> list[Hit]:
-    """Registry search; a registry without ``/-/v1/search`` (404) gets an exact-name lookup."""
+    """Registry search; a registry without ``/-/v1/search`` (404) gets an exact-name lookup.
+    ``headers``: the credential for a URL (``Registries.headers``)."""
     url = f"{registry}-/v1/search?{urlencode({'text': q, 'size': size})}"
     try:
-        doc = await fetch_json(http, url, timeout_s=timeout_s, max_bytes=SEARCH_MAX_BYTES)
+        doc = await fetch_json(
+            http, url, timeout_s=timeout_s, max_bytes=SEARCH_MAX_BYTES, headers=headers(url)
+        )
     except AppError as exc:
         if exc.status != 404:
             raise
         return await _exact_name_hit(
-            http, registry, q, timeout_s=timeout_s, max_bytes=packument_max_bytes
+            http, registry, q, timeout_s=timeout_s, max_bytes=packument_max_bytes, headers=headers
         )
     return make_npm_hits(doc)
 
 
 async def _exact_name_hit(
-    http: httpx.AsyncClient, registry: str, q: str, *, timeout_s: float, max_bytes: int
+    http: httpx.AsyncClient,
+    registry: str,
+    q: str,
+    *,
+    timeout_s: float,
+    max_bytes: int,
+    headers: Callable[[str], Mapping[str, str]],
 ) -> list[Hit]:
     name = q.strip().lower()
     if not is_package_name(name):
         return []
     try:
         packument = await fetch_packument(
-            http, registry, name, timeout_s=timeout_s, max_bytes=max_bytes, full=True
+            http,
+            registry,
+            name,
+            timeout_s=timeout_s,
+            max_bytes=max_bytes,
+            full=True,
+            headers=headers(packument_url(registry, name)),
         )
     except AppError as exc:
         if exc.status == 404:

@@ -21,7 +21,7 @@ import logging
 import os
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TypeVar, cast
@@ -36,6 +36,8 @@ from assetgate.packages import catalogs
 from assetgate.packages.catalogs import LibraryVersion
 from assetgate.packages.defaultfile import choose_default_file
 from assetgate.packages.integrity import Expected, expected_for_dist, needs_sri, parse_sri
+from assetgate.packages.packument import Unpublished
+from assetgate.packages.registry import Registries, registry_host
 from assetgate.packages.store import FileRow, Store, StoreSink, VersionKey, VersionRow
 from assetgate.packages.tarball import (
     CHUNK_BYTES,
@@ -61,7 +63,7 @@ DEFAULT_LIMITS: Final = TarballLimits()
 
 @dataclass(frozen=True, slots=True)
 class Upstreams:
-    registry: str | None
+    registries: Registries
     library_api: str
     library_files: str
     timeout_s: float
@@ -102,6 +104,14 @@ class IngestCaches:
             await cache.aclose()
 
 
+def refused(what: str, registry: str, code: int) -> AppError:
+    """A 401/403 of a registry: the package and the registry's host, never the credential."""
+    return AppError.upstream(
+        f"the registry at {registry_host(registry)} refused access to {what} (HTTP {code});"
+        " its credential in ASSETGATE_NPMRC is missing or not accepted"
+    )
+
+
 def _upstream_failure(exc: AppError, what: str) -> AppError:
     if exc.status == 404:
         return AppError.not_found(f"{what} not found")
@@ -133,10 +143,12 @@ class Packages:
         return cast(T, value)
 
     # --- packuments ---------------------------------------------------------------------------
-    def _registry(self) -> str:
-        if self.upstreams.registry is None:
+    def _registry(self, name: str) -> str:
+        """The registry ``name`` comes from: its scope's, else the default."""
+        found = self.upstreams.registries.for_package(name)
+        if found is None:
             raise AppError.upstream("no npm registry is configured")
-        return self.upstreams.registry
+        return found
 
     async def packument(self, name: str, *, fresh: bool = False) -> Packument:
         """The registry's document (cached ``ALIAS_TTL_S``; ``fresh`` asks the registry again)."""
@@ -146,7 +158,8 @@ class Packages:
         return packument
 
     async def _fetch_packument(self, name: str) -> Packument:
-        registry = self._registry()
+        registry = self._registry(name)
+        url = catalogs.packument_url(registry, name)
         try:
             packument = await catalogs.fetch_packument(
                 self.http,
@@ -154,7 +167,13 @@ class Packages:
                 name,
                 timeout_s=self.upstreams.timeout_s,
                 max_bytes=self.upstreams.packument_max_bytes,
+                headers=self.upstreams.registries.headers(url),
             )
+        except Unpublished:
+            raise
+        except catalogs.Refused as exc:
+            # Not an outage: no stale copy hides a token that is missing, revoked or refused.
+            raise refused(name, registry, exc.code) from None
         except AppError as exc:
             if exc.status == 404:
                 raise AppError.not_found("package not found") from exc
@@ -206,7 +225,8 @@ class Packages:
         expected = expected_for_dist(dist.integrity, dist.shasum)
         if expected is None:
             raise AppError.upstream("registry gave no integrity hash for the tarball")
-        url = catalogs.tarball_url(self._registry(), name, version, dist.tarball)
+        registry = self._registry(name)
+        url = catalogs.tarball_url(registry, name, version, dist.tarball)
         lock = self.store.process_lock(key)
         await anyio.to_thread.run_sync(lock.__enter__)
         try:
@@ -214,7 +234,17 @@ class Packages:
             if row is not None:
                 return row  # another worker process finished it while we waited
             with self._temp_file() as tmp:
-                await self._download(url, tmp, expected, self.max_tarball_bytes, "tarball")
+                try:
+                    await self._download(
+                        url,
+                        tmp,
+                        expected,
+                        self.max_tarball_bytes,
+                        "tarball",
+                        self.upstreams.registries.headers(url),
+                    )
+                except catalogs.Refused as exc:
+                    raise refused(f"{name}@{version}", registry, exc.code) from None
                 await self._unpack_and_commit(key, tmp)
         finally:
             lock.__exit__(None, None, None)
@@ -261,16 +291,25 @@ class Packages:
                 os.unlink(name)
 
     async def _download(
-        self, url: str, target: Path, expected: Expected | None, max_bytes: int, what: str
+        self,
+        url: str,
+        target: Path,
+        expected: Expected | None,
+        max_bytes: int,
+        what: str,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
-        """Stream ``url`` into ``target`` while hashing; verify before returning."""
+        """Stream ``url`` into ``target`` while hashing; verify before returning. ``headers``:
+        the registry's credential, when one covers ``url``."""
         digest = expected.new_hash() if expected is not None else None
         received = 0
         try:
             async with asyncio.timeout(DOWNLOAD_DEADLINE_S):
-                async with self.http.stream("GET", url) as response:
+                async with self.http.stream("GET", url, headers=headers) as response:
                     if response.status_code == 404:
                         raise AppError.not_found(f"{what} not found upstream")
+                    if response.status_code in (401, 403):
+                        raise catalogs.Refused(response.status_code)
                     if response.status_code != 200:
                         raise AppError.upstream(f"{what}: upstream answered {response.status_code}")
                     declared = response.headers.get("content-length", "")

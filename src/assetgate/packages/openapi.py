@@ -58,7 +58,11 @@ PKG_PATTERN = (
 _PINNED = {
     "200": {"description": "The file, `Cache-Control: public, max-age=31536000, immutable`."},
     "304": {"description": "Not modified (strong ETag = sha256 of the file)."},
-    "404": _error("No such package, version or file."),
+    "401": _error("A package ASSETGATE_PACKAGES_TOKEN guards, asked without the bearer token."),
+    "404": _error(
+        "No such package, version or file; no published version; or a name"
+        " ASSETGATE_PACKAGES_ALLOW/_DENY refuses (the message names the setting)."
+    ),
     "413": _error("The package exceeds a size limit."),
     "502": _error("The upstream failed or the integrity check failed."),
     "504": _error("The upstream download timed out."),
@@ -212,7 +216,11 @@ OPENAPI: Final[dict[str, Any]] = {
                     "content": {"application/importmap+json": {"schema": {"type": "object"}}},
                 },
                 "400": _error("A missing or malformed pkg."),
-                "404": _error("A package, version or entry that does not exist."),
+                "401": _error("A guarded package (ASSETGATE_PACKAGES_TOKEN) without the token."),
+                "404": _error(
+                    "A package, version or entry that does not exist, or a package (or a"
+                    " dependency) ASSETGATE_PACKAGES_ALLOW/_DENY refuses."
+                ),
                 "501": _error("The bundler is not installed (the message names it)."),
                 "502": _error("A registry failure, or a module that cannot be built."),
                 "504": _error("A build or an upstream took longer than its deadline."),

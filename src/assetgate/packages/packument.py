@@ -23,6 +23,15 @@ from assetgate.packages.versions import Dist, Packument, is_exact, is_tag
 MAX_DESCRIPTION_CHARS: Final = 1024
 
 
+class Unpublished(AppError):
+    """A registry document with no versions and no dist-tags: every version was unpublished
+    (npm keeps ``{"name", "time": {"unpublished": …}}``), or none was ever published. Not an
+    upstream failure: a 404 saying so."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(404, f"{name} has no published versions")
+
+
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -53,6 +62,17 @@ def keep_tags(raw: object) -> dict[str, str]:
     return {k: v for k, v in raw.items() if isinstance(v, str) and is_tag(k, v)}
 
 
+def _versions_kind(body: bytes) -> str | None:
+    """The JSON event that starts the top-level ``versions`` value (``start_map`` for an
+    object), None when there is none. Only asked of documents without a single version (small:
+    an unpublished package's), so walking every event costs nothing."""
+    events = ijson.parse(io.BytesIO(body), use_float=True)
+    for prefix, event, value in events:
+        if prefix == "" and event == "map_key" and value == "versions":
+            return str(next(events)[1])
+    return None
+
+
 def parse_packument(name: str, body: bytes) -> Packument:
     """Registry document bytes -> Packument; AppError 502 when it is not one."""
     dists: dict[str, Dist] = {}
@@ -61,6 +81,8 @@ def parse_packument(name: str, body: bytes) -> Packument:
     description = ""
     latest_description = ""
     seen_versions = False
+    if not body.lstrip().startswith(b"{"):
+        raise AppError.upstream("registry answered an unexpected document")
     try:
         # Small values first, each in a pass of its own: yajl skips what is not asked for.
         for value in ijson.items(io.BytesIO(body), "dist-tags", use_float=True):
@@ -80,5 +102,7 @@ def parse_packument(name: str, body: bytes) -> Packument:
     except (ijson.JSONError, ijson.IncompleteJSONError, ValueError) as exc:
         raise AppError.upstream("registry answered invalid JSON") from exc
     if not seen_versions and not dists:
+        if not tags and _versions_kind(body) in (None, "start_map"):
+            raise Unpublished(name)
         raise AppError.upstream("registry answered an unexpected document")
     return Packument(name, tags, dists, frozenset(deprecated), description or latest_description)

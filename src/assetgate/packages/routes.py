@@ -40,8 +40,9 @@ from assetgate.packages.esm.modules import Modules, module_url
 from assetgate.packages.ingest import IngestCaches, Packages, Upstreams
 from assetgate.packages.openapi import OPENAPI
 from assetgate.packages.page import PAGE_CACHE, PAGE_CSP, STATIC_FILES, load_page_files
+from assetgate.packages.policy import Policy
 from assetgate.packages.query import parse_search_query
-from assetgate.packages.registry import registry_and_origin
+from assetgate.packages.registry import load_registries
 from assetgate.packages.search import Search, is_ready
 from assetgate.packages.state import PackagesState
 from assetgate.packages.store import Store
@@ -66,16 +67,16 @@ log = logging.getLogger("assetgate.packages")
 @asynccontextmanager
 async def lifespan(res: Resources) -> AsyncIterator[PackagesState]:
     settings = res.settings
-    registry, origin = await anyio.to_thread.run_sync(
-        registry_and_origin, settings.npm_registry, os.environ
+    registries = await anyio.to_thread.run_sync(
+        load_registries, settings.npm_registry, settings.npmrc, os.environ
     )
-    if registry is None:
+    if registries.default is None:
         log.warning("no npm registry is configured: /npm/ answers 502 (set ASSETGATE_NPM_REGISTRY)")
     else:
-        log.info("npm registry %s (from %s)", registry, origin)
+        log.info("npm registry %s (from %s)", registries.default, registries.origin)
     store = await anyio.to_thread.run_sync(Store, settings.store, settings.store_max_bytes)
     upstreams = Upstreams(
-        registry=registry,
+        registries=registries,
         library_api=settings.library_api,
         library_files=settings.library_files,
         timeout_s=settings.upstream_timeout_s,
@@ -91,11 +92,19 @@ async def lifespan(res: Resources) -> AsyncIterator[PackagesState]:
     )
     if isinstance(bundler, str):
         log.warning("ES module builds (+esm, /npm/importmap) are unavailable: %s", bundler)
+    policy = Policy.build(
+        settings.packages_allow,
+        settings.packages_deny,
+        settings.packages_token.get_secret_value() if settings.packages_token else None,
+        settings.packages_token_scopes,
+        registries.scopes,
+    )
     state = PackagesState(
         store=store,
         packages=packages,
+        policy=policy,
         modules=Modules(packages, bundler),
-        search=Search.build(packages, res),
+        search=Search.build(packages, res, policy),
         static=await anyio.to_thread.run_sync(load_page_files),
     )
     try:
@@ -139,10 +148,14 @@ async def search(request: Request) -> Response:
     query = parse_search_query(request.query_params)
     state = _state(request)
     answer = await state.search.answer(query)
+    # Guarded names only for a request with the client token (after the shared answer cache).
+    shown = [hit for hit in answer.hits if state.policy.guards(hit.name)]
+    hidden = 0 if not shown or state.policy.authorized(request.headers) else len(shown)
+    hits = [h for h in answer.hits if not hidden or not state.policy.guards(h.name)]
     body = {
         "service": "assetgate",
         "query": query.q,
-        "total": answer.total,
+        "total": answer.total - hidden,
         "results": [
             {
                 "name": hit.name,
@@ -152,7 +165,7 @@ async def search(request: Request) -> Response:
                 "url": hit.url,
                 "ready": is_ready(state.store, hit),
             }
-            for hit in answer.hits
+            for hit in hits
         ],
         "warnings": list(answer.warnings),
     }
@@ -160,7 +173,10 @@ async def search(request: Request) -> Response:
         "Cache-Control": "no-store" if answer.partial else SEARCH_CACHE,
         "Access-Control-Allow-Origin": "*",
     }
-    return JSONResponse(body, headers=headers)
+    response = JSONResponse(body, headers=headers)
+    if state.policy.token is not None:  # the answer depends on who asks
+        response.headers.add_vary_header("Authorization")
+    return make_private(response) if shown and not hidden else response
 
 
 # --- pinned files ---------------------------------------------------------------------------
@@ -178,23 +194,42 @@ async def files(request: Request) -> Response:
     if not rest:
         return await page(request)
     address = parse_address(rest)
+    guarded = False
     try:
         if address is None:
             raise AppError.not_found()
-        if isinstance(address, LibraryAddress):
-            return await _library_file(request, address)
-        if not is_exact(address.spec):
-            return await _alias(request, address)
-        if address.module is not None:
-            return await _esm(request, address.name, address.spec, address.module)
-        return await _package(request, address)
+        policy = _state(request).policy
+        policy.check(address.name)
+        guarded = policy.check_client(address.name, request.headers)
+        response = await _address(request, address)
     except AppError as exc:
         exc.headers = {**CROSS_ORIGIN, **exc.headers}
-        if exc.status == 404:
+        if exc.status == 404 and not guarded:
             exc.headers.setdefault("Cache-Control", MISS_CACHE)
         else:
             exc.headers.setdefault("Cache-Control", "no-store")
         raise
+    return make_private(response) if guarded else response
+
+
+async def _address(request: Request, address: PackageAddress | LibraryAddress) -> Response:
+    if isinstance(address, LibraryAddress):
+        return await _library_file(request, address)
+    if not is_exact(address.spec):
+        return await _alias(request, address)
+    if address.module is not None:
+        return await _esm(request, address.name, address.spec, address.module)
+    return await _package(request, address)
+
+
+def make_private(response: Response) -> Response:
+    """A guarded package's answer: ``Cache-Control: private`` (a shared cache in front keeps
+    none of it), varying by ``Authorization``."""
+    given = response.headers.get("Cache-Control", "")
+    kept = [part.strip() for part in given.split(",") if part.strip() not in ("", "public")]
+    response.headers["Cache-Control"] = ", ".join(["private", *kept])
+    response.headers.add_vary_header("Authorization")
+    return response
 
 
 def _query_suffix(request: Request) -> str:
@@ -260,9 +295,15 @@ async def _esm(request: Request, name: str, version: str, subpath: str) -> Respo
 async def importmap(request: Request) -> Response:
     """``/npm/importmap?pkg=…``: an import map with every transitive module pinned."""
     state = _state(request)
+    guarded = False
     try:
         wanted = parse_wanted(request.query_params.getlist("pkg"))
-        top, graph, users = await resolve_graph(state.modules, wanted)
+        for item in wanted:
+            state.policy.check(item.name)
+            guarded = state.policy.check_client(item.name, request.headers) or guarded
+        top, graph, users = await resolve_graph(state.modules, wanted, state.policy)
+        for ref in graph:
+            guarded = state.policy.check_client(ref.name, request.headers) or guarded
     except AppError as exc:
         exc.headers = {**CROSS_ORIGIN, "Cache-Control": "no-store", **exc.headers}
         raise
@@ -274,7 +315,7 @@ async def importmap(request: Request) -> Response:
     headers = {**CROSS_ORIGIN, "Cache-Control": DEFAULT_FILE_CACHE if pinned else ALIAS_CACHE}
     response = json_answer(body, headers)
     response.headers["Content-Type"] = "application/importmap+json"
-    return response
+    return make_private(response) if guarded else response
 
 
 async def _library_file(request: Request, address: LibraryAddress) -> Response:

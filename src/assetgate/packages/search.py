@@ -21,6 +21,7 @@ from assetgate.errors import AppError
 from assetgate.packages import catalogs
 from assetgate.packages.ingest import Packages
 from assetgate.packages.merge import Hit, merge_hits, rank_hits
+from assetgate.packages.policy import OPEN, Policy
 from assetgate.packages.query import SearchQuery
 from assetgate.packages.store import Store
 from assetgate.resources import Resources
@@ -56,35 +57,61 @@ ANSWER_CODEC: Final = dataclass_codec(SearchAnswer)
 
 
 class Search:
-    def __init__(self, packages: Packages, cache: Cache[SearchAnswer]) -> None:
+    def __init__(
+        self, packages: Packages, cache: Cache[SearchAnswer], policy: Policy = OPEN
+    ) -> None:
         self.packages = packages
         self.cache = cache  # complete answers only; shared through Redis when configured
+        self.policy = policy  # names it refuses are never among the hits
 
     @classmethod
-    def build(cls, packages: Packages, res: Resources) -> Search:
+    def build(cls, packages: Packages, res: Resources, policy: Policy = OPEN) -> Search:
         ttl = keep_for(res.settings.search_cache_ttl_s)
         return cls(
             packages,
             res.cache(
                 "search", ANSWER_CODEC, memory_bytes=CACHE_MEMORY_BYTES, ttl=ttl, shared=True
             ),
+            policy,
         )
 
     def _timeout(self) -> float:
         return min(SEARCH_TIMEOUT_S, self.packages.upstreams.timeout_s)
 
-    async def _npm(self, query: SearchQuery) -> list[Hit]:
-        registry = self.packages.upstreams.registry
-        if registry is None:
+    async def _npm(self, query: SearchQuery) -> tuple[list[Hit], list[str]]:
+        """Every registry at once (the default and each scope's own): the hits each one serves
+        (``Registries.owns``), and a warning per scope registry that failed. Only the default
+        registry failing fails the npm catalog."""
+        registries = self.packages.upstreams.registries
+        searched = registries.searched()
+        if not searched or searched[0][1] is not None:
             raise AppError.upstream("no npm registry is configured")
-        return await catalogs.search_npm(
-            self.packages.http,
-            registry,
-            query.q,
-            size=max(query.limit * 2, 20),
-            timeout_s=self._timeout(),
-            packument_max_bytes=self.packages.upstreams.packument_max_bytes,
+        outcomes = await asyncio.gather(
+            *(
+                catalogs.search_npm(
+                    self.packages.http,
+                    base,
+                    query.q,
+                    size=max(query.limit * 2, 20),
+                    timeout_s=self._timeout(),
+                    packument_max_bytes=self.packages.upstreams.packument_max_bytes,
+                    headers=registries.headers,
+                )
+                for base, _ in searched
+            ),
+            return_exceptions=True,
         )
+        hits: list[Hit] = []
+        warnings: list[str] = []
+        for (_, scope), outcome in zip(searched, outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                if scope is None or not isinstance(outcome, AppError | TimeoutError):
+                    raise outcome
+                log.warning("search: the registry of %s failed: %s", scope, outcome)
+                warnings.append(f"npm: searching the registry of {scope} failed")
+                continue
+            hits.extend(hit for hit in outcome if registries.owns(scope, hit.name))
+        return hits, warnings
 
     async def _library(self, query: SearchQuery) -> list[Hit]:
         return await catalogs.search_library(
@@ -97,7 +124,9 @@ class Search:
 
     async def answer(self, query: SearchQuery) -> SearchAnswer:
         q, limit = query.cache_key()
-        answer, _ = await self.cache.get_or_compute(f"{limit}:{q}", lambda: self._ask(query))
+        # Nodes with other allow/deny lists share a Redis cache: the lists are part of the key.
+        key = f"{limit}:{self.policy.fingerprint()}:{q}"
+        answer, _ = await self.cache.get_or_compute(key, lambda: self._ask(query))
         return answer
 
     async def _ask(self, query: SearchQuery) -> SearchAnswer:
@@ -106,18 +135,24 @@ class Search:
         )
         hits: list[Hit] = []
         warnings: list[str] = []
+        failed = 0
         for name, outcome in zip(CATALOG_NAMES, outcomes, strict=True):
             if isinstance(outcome, BaseException):
                 if not isinstance(outcome, AppError | TimeoutError):
                     raise outcome
+                failed += 1
                 warnings.append(catalog_warning(name, outcome))
                 log.warning("search: %s catalog failed: %s", name, outcome)
+            elif isinstance(outcome, tuple):
+                hits.extend(outcome[0])
+                warnings.extend(outcome[1])
             else:
                 hits.extend(outcome)
-        if len(warnings) == len(outcomes):
+        if failed == len(outcomes):
             raise AppError.upstream(
                 "search catalogs cannot be fetched (npm and library both failed)"
             )
+        hits = [hit for hit in hits if self.policy.admits(hit.name)]
         ranked = rank_hits(merge_hits(hits), query.q)
         return SearchAnswer(len(ranked), tuple(ranked[: query.limit]), tuple(warnings))
 

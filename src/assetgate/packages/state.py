@@ -1,5 +1,6 @@
-"""What the package library's lifespan builds and its routes share: the store, the packages, the
-ES module builder, search, the page's files, and the access-time writes still running."""
+"""What the package library's lifespan builds and its routes share: the store, the packages, what
+may be served, the ES module builder, search, the page's files, and the access-time writes still
+running."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from dataclasses import dataclass, field
 
 from assetgate.packages.esm.modules import Modules
 from assetgate.packages.ingest import Packages
+from assetgate.packages.policy import OPEN, Policy
 from assetgate.packages.search import Search
 from assetgate.packages.store import Store
 from assetgate.web.static import StaticFile
@@ -24,6 +26,7 @@ class PackagesState:
     modules: Modules
     search: Search
     static: Mapping[str, StaticFile]
+    policy: Policy = OPEN
     flushing: set[asyncio.Future[None]] = field(default_factory=set)
 
     def flush_touches_soon(self) -> None:

@@ -138,6 +138,15 @@ class HotLane:
         while len(self._replays) > self.entries:
             self._replays.popitem(last=False)
 
+    def forget(self, paths: set[str]) -> int:
+        """Drop the replays of the files ``paths`` (a purge deleted them); how many."""
+        if not paths:
+            return 0
+        gone = [key for key, replay in self._replays.items() if replay.path in paths]
+        for key in gone:
+            del self._replays[key]
+        return len(gone)
+
     def answer(self, scope: Scope) -> Replayed | None:
         """The route's answer to ``scope`` when it can be replayed exactly, else None."""
         found = self._replay(scope)
@@ -155,7 +164,7 @@ class HotLane:
         info = still_direct(replay.path, replay.depth)
         current = None if info is None else stat_key(info)
         if replay.fresh_until != math.inf and time.monotonic() >= replay.fresh_until:
-            version = None  # a remote copy due for revalidation: the route asks its source
+            current = None  # a remote copy due for revalidation: the route asks its source
         version = self.versions.peek(replay.version) if current == replay.version else None
         prepared = None if version is None else version.blocks.get(replay.variant)
         if version is None or prepared is None:

@@ -54,6 +54,7 @@ class Entry:
     checked: float  # monotonic time of the last answer from the source; -inf: never (restart)
     indexed: float = -float("inf")  # ``checked`` when its fingerprint was last shared (mounts)
     fingerprint: str | None = None  # hashed while written (None: a copy a previous run left)
+    public: str | None = None  # the public path it answers ("/img/a.jpg"), for a purge
 
 
 class _HashingFile:
@@ -145,8 +146,11 @@ class Copies:
         entry = None if ident is None else self._entries.get(ident)
         return None if ident is None or entry is None else (ident, entry)
 
-    async def locate(self, remote: Remote, key: str, max_bytes: int) -> Located:
-        """The local copy of ``key`` from ``remote``, fetched or revalidated when due."""
+    async def locate(
+        self, remote: Remote, key: str, max_bytes: int, public: str | None = None
+    ) -> Located:
+        """The local copy of ``key`` from ``remote``, fetched or revalidated when due;
+        ``public``: the path it answers, kept beside the copy so a purge of a folder finds it."""
         ident = self.ident(remote, key)
         entry = self._entries.get(ident)
         if entry is not None and time.monotonic() < entry.checked + self.ttl_s:
@@ -161,13 +165,15 @@ class Copies:
         flight = self._flights.get(ident)
         if flight is None:
             flight = asyncio.get_running_loop().create_task(
-                self._refresh(remote, key, ident, max_bytes)
+                self._refresh(remote, key, ident, max_bytes, public)
             )
             self._flights[ident] = flight
             flight.add_done_callback(lambda _done: self._flights.pop(ident, None))
         return await asyncio.shield(flight)
 
-    async def _refresh(self, remote: Remote, key: str, ident: str, max_bytes: int) -> Located:
+    async def _refresh(
+        self, remote: Remote, key: str, ident: str, max_bytes: int, public: str | None
+    ) -> Located:
         entry = self._entries.get(ident) or self._recall(ident)  # a miss: one failed open
         final = self._path(ident)
         tmp = self.root / "tmp" / f"{uuid.uuid4().hex}.part"
@@ -202,12 +208,14 @@ class Copies:
         _date_from(tmp, got.last_modified)
         final.parent.mkdir(parents=True, exist_ok=True)
         os.replace(tmp, final)
-        self._write_meta(final, got)
+        self._write_meta(final, got, public)
         self._fetched(remote, started, size, result="miss")
         old = self._entries.pop(ident, None)
         if old is not None:
             self.used_bytes -= old.size
-        entry = Entry(str(final), got, size, now, fingerprint=sink.digest.hexdigest())
+        entry = Entry(
+            str(final), got, size, now, fingerprint=sink.digest.hexdigest(), public=public
+        )
         self._entries[ident] = entry
         self._by_path[entry.path] = ident
         self.used_bytes += size
@@ -250,17 +258,53 @@ class Copies:
             return None
         validators = Validators(meta.get("etag"), meta.get("last_modified"))
         self.used_bytes += size
+        public = meta.get("path")
         entry = Entry(str(path), validators, size, -float("inf"))
+        entry.public = public if isinstance(public, str) else None
         self._entries[ident] = entry
         self._by_path[entry.path] = ident
         return entry
 
-    def _write_meta(self, final: Path, got: Validators) -> None:
-        meta = {"etag": got.etag, "last_modified": got.last_modified}
+    def _write_meta(self, final: Path, got: Validators, public: str | None) -> None:
+        meta = {"etag": got.etag, "last_modified": got.last_modified, "path": public}
         tmp = final.with_suffix(f".{uuid.uuid4().hex}.tmp")
         with contextlib.suppress(OSError):
             tmp.write_text(json.dumps(meta))
             os.replace(tmp, final.with_suffix(".meta"))
+
+    def purge(self, idents: set[str], prefixes: tuple[str, ...]) -> list[str]:
+        """Delete the copies ``idents`` and every copy whose public path starts with one of
+        ``prefixes`` (also those a previous run left, found by their ``.meta``); the files
+        deleted. Blocks on the disk: a purge is rare."""
+        named = set(idents)
+        if prefixes:
+            named |= {
+                ident
+                for ident, entry in self._entries.items()
+                if entry.public is not None and entry.public.startswith(prefixes)
+            }
+            named |= set(self._left_under(prefixes))
+        deleted: list[str] = []
+        for ident in sorted(named):
+            path = self._path(ident)
+            if path.exists():
+                deleted.append(str(path))
+            self._forget(ident)
+        return deleted
+
+    def _left_under(self, prefixes: tuple[str, ...]) -> list[str]:
+        """Idents of the copies on disk whose ``.meta`` names a path under ``prefixes``."""
+        found: list[str] = []
+        with contextlib.suppress(OSError):
+            for folder in self.root.iterdir():
+                if not folder.is_dir() or folder.name == "tmp":
+                    continue
+                for meta in folder.glob("*.meta"):
+                    with contextlib.suppress(OSError, ValueError):
+                        public = json.loads(meta.read_text()).get("path")
+                        if isinstance(public, str) and public.startswith(prefixes):
+                            found.append(meta.name.removesuffix(".meta"))
+        return found
 
     def _forget(self, ident: str) -> None:
         entry = self._entries.pop(ident, None)

@@ -16,7 +16,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Final
@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 from assetgate.settings import is_inline_json, json_value
 
 SNAPSHOT: Final = "rdap_dns.json"
+OVERRIDES: Final = "rdap_overrides.json"
 CHECK_EVERY_S: Final = 30.0
 
 log = logging.getLogger("assetgate.whois")
@@ -35,6 +36,7 @@ class Bootstrap:
     services: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     trusted: bool = False
     publication: str = ""
+    from_overrides: frozenset[str] = frozenset()  # TLDs the shipped list filled: never trusted
 
     def bases(self, domain: str) -> tuple[str, ...]:
         """Base URLs for ``domain`` by longest label match (RFC 9224 §4), HTTPS first."""
@@ -48,7 +50,12 @@ class Bootstrap:
     def trusted_origins(self) -> frozenset[tuple[str, str, int]]:
         if not self.trusted:
             return frozenset()
-        return frozenset(origin(url) for urls in self.services.values() for url in urls)
+        return frozenset(
+            origin(url)
+            for tld, urls in self.services.items()
+            if tld not in self.from_overrides
+            for url in urls
+        )
 
 
 def origin(url: str) -> tuple[str, str, int]:
@@ -81,17 +88,40 @@ def parse_bootstrap(doc: object, *, trusted: bool) -> Bootstrap:
     return Bootstrap(services, trusted, publication if isinstance(publication, str) else "")
 
 
+def load_overrides() -> dict[str, tuple[str, ...]]:
+    """The shipped dated override list: TLD -> (base URL,), from ``data/rdap_overrides.json``."""
+    text = resources.files("assetgate.whois").joinpath("data", OVERRIDES).read_text("utf-8")
+    doc = json.loads(text)
+    return {
+        tld.lower(): (entry["url"] if entry["url"].endswith("/") else entry["url"] + "/",)
+        for tld, entry in doc["overrides"].items()
+        if str(entry["url"]).startswith("https://")
+    }
+
+
+def with_overrides(bootstrap: Bootstrap, overrides: Mapping[str, tuple[str, ...]]) -> Bootstrap:
+    """The snapshot: the overrides win (they are newer). An operator's file: they only fill the
+    TLDs it lacks (IANA's own file went without .io after 2025-08-04)."""
+    if bootstrap.trusted:
+        added = frozenset(overrides) - frozenset(bootstrap.services)
+        merged = {**overrides, **bootstrap.services}
+    else:
+        added = frozenset(overrides)
+        merged = {**bootstrap.services, **overrides}
+    return replace(bootstrap, services=merged, from_overrides=added)
+
+
 def load_bootstrap(value: str | os.PathLike[str] | None) -> Bootstrap:
     """The operator's bootstrap when given (inline JSON or its file: ``settings.json_value``),
-    else the shipped snapshot."""
+    else the shipped snapshot; with the override list."""
     if value is not None:
-        return parse_bootstrap(json_value(value), trusted=True)
+        return with_overrides(parse_bootstrap(json_value(value), trusted=True), load_overrides())
     try:
         text = resources.files("assetgate.whois").joinpath("data", SNAPSHOT).read_text("utf-8")
         doc = json.loads(text)
     except (OSError, ValueError) as exc:
         raise ValueError(f"RDAP bootstrap {SNAPSHOT}: {exc}") from None
-    return parse_bootstrap(doc, trusted=False)
+    return with_overrides(parse_bootstrap(doc, trusted=False), load_overrides())
 
 
 class BootstrapFile:

@@ -39,6 +39,7 @@ from assetgate.whois.record import (
     UNSUPPORTED,
     Parsed,
     Protocol,
+    contact_sources,
     merge,
 )
 from assetgate.whois.servers import IANA_HOST, Server, ServerTable, parse_address
@@ -72,6 +73,8 @@ class WhoisAnswer:
     parsed: Parsed
     fetched_at: datetime
     warnings: tuple[str, ...] = ()
+    # role -> the server whose answer gave that contact (registry or registrar hop)
+    contacts_from: tuple[tuple[str, str], ...] = ()
 
 
 def whois_label(server: Server, tld: str | None) -> str:
@@ -108,7 +111,9 @@ def rdap_label(base: str, trusted: frozenset[tuple[str, str, int]], tld: str) ->
 
 def named_failure(label: str, exc: FetchError) -> FetchError:
     """``exc`` with the failing server's ``label`` in front; same type, same rate-limit flag."""
-    return type(exc)(f"{label}: {exc.reason}", rate_limited=exc.rate_limited)
+    return type(exc)(
+        f"{label}: {exc.reason}", rate_limited=exc.rate_limited, retry_after_s=exc.retry_after_s
+    )
 
 
 def referral_target(value: str) -> tuple[str, int] | None:
@@ -174,6 +179,8 @@ class Resolver:
         try:
             return await self._rdap(domain, bases, deadline)
         except FetchError as rdap_error:
+            if rdap_error.rate_limited:
+                raise  # a registry's quota: asking its port 43 (gone for most gTLDs) won't help
             try:
                 server = await self._port43_server(domain.tld, deadline)
                 answer = await self._port43(domain, server, deadline)
@@ -196,6 +203,7 @@ class Resolver:
             if UNSUPPORTED in parsed.warnings or not first.text.strip():
                 raise FetchError(f"{label}: gave no answer for this domain")
         hops, warnings = [first], []
+        folded: list[tuple[str, str, Parsed]] = [(first.role, first.server, parsed)]
         visited: set[object] = {server.name, (server.host, server.port)}
         current = merged = parsed
         for count in range(1, MAX_REFERRALS + 1):
@@ -229,7 +237,9 @@ class Resolver:
                 warnings.extend(w for w in current.warnings if w == RATE_LIMITED_UPSTREAM)
                 break
             merged = merge(merged, current)
-        return WhoisAnswer(domain, tuple(hops), merged, datetime.now(UTC), tuple(warnings))
+            folded.append((hop.role, hop.server, current))
+        sources = tuple(contact_sources(folded).items())
+        return WhoisAnswer(domain, tuple(hops), merged, datetime.now(UTC), tuple(warnings), sources)
 
     async def _whois_hop(
         self, server: Server, line: str, deadline: float, tld: str | None, role: str
@@ -301,6 +311,7 @@ class Resolver:
                 return WhoisAnswer(domain, (hop,), unregistered, now)
             parsed = replace(parse_rdap(answer.document), registered=True)
             hops = [Hop("rdap", shown_base, "registry", shown_url, answer.text, answer.document)]
+            folded = [("registry", shown_base, parsed)]
             warnings: list[str] = []
             for link in related_links(answer.document)[:1]:
                 try:
@@ -319,8 +330,11 @@ class Resolver:
                     break
                 shown = rdap_shown(link, trusted, domain.tld)
                 hops.append(Hop("rdap", shown, "referral 1", shown, related.text, related.document))
-                parsed = merge(parsed, parse_rdap(related.document))
-            return WhoisAnswer(domain, tuple(hops), parsed, now, tuple(warnings))
+                registrar = parse_rdap(related.document)
+                parsed = merge(parsed, registrar)
+                folded.append(("referral 1", shown, registrar))
+            sources = tuple(contact_sources(folded).items())
+            return WhoisAnswer(domain, tuple(hops), parsed, now, tuple(warnings), sources)
         raise error
 
     # --- helpers ---------------------------------------------------------------------------

@@ -44,6 +44,12 @@ RECORD_SCHEMA: Final[dict[str, Any]] = {
                 "hops": {"type": "integer", "minimum": 1},
                 "fetched_at": {"type": "string", "format": "date-time"},
                 "cached": {"type": "boolean"},
+                "contacts_from": {
+                    "type": "object",
+                    "description": "role (registrant, admin, tech, billing) -> the server "
+                    "whose answer gave that contact: the registry, or the registrar it referred to",
+                    "additionalProperties": {"type": "string"},
+                },
             },
         },
         "registrar": {
@@ -92,7 +98,8 @@ def _errors() -> dict[str, Any]:
         "400": "domain missing or not a valid domain name; raw not a boolean",
         "403": "restricted top-level domain (.edu, .mil, configurable)",
         "405": "method other than GET or HEAD",
-        "429": "rate limit exceeded (budget shared with the conversion interface)",
+        "429": "rate limit exceeded (budget shared with the conversion interface), or the "
+        "registry's own query quota (the body names the registry; Retry-After)",
         "500": "error while fetching whois data (error_id in the body and the log)",
     }
     return {

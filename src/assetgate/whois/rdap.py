@@ -1,13 +1,14 @@
 """RDAP over the shared httpx client (RFC 9082 queries, RFC 7480 HTTP rules).
 
 ``GET <base>domain/<A-label>`` with ``Accept: application/rdap+json``. 200 is a domain object,
-404 "not registered", 429 the server's rate limit. Redirects (rdap.org-style bootstraps, a
-registry moving hosts) are followed by hand, at most ``MAX_REDIRECTS``, each target checked like
-the first URL: an origin from the operator's bootstrap file is trusted; anything else must be
-HTTPS on a public address, and the request is pinned to the address that was checked (the URL
-carries the IP, ``Host`` and TLS SNI carry the name, so the certificate is still verified
-against the name). Bodies are read up to ``RDAP_MAX_BYTES``. Failure reasons are bare ("answered
-503"): the caller prefixes the server's public name.
+404 "not registered"; 429, 422 and a 403 whose body speaks of a quota are the server's rate
+limit (``rate_limited``, with the ``Retry-After`` it asked for, else 60 s). Redirects (rdap.org-
+style bootstraps, a registry moving hosts) are followed by hand, at most ``MAX_REDIRECTS``, each
+target checked like the first URL: an origin from the operator's bootstrap file is trusted;
+anything else must be HTTPS on a public address, and the request is pinned to the address that
+was checked (the URL carries the IP, ``Host`` and TLS SNI carry the name, so the certificate is
+still verified against the name). Bodies are read up to ``RDAP_MAX_BYTES``. Failure reasons are
+bare ("answered 503"): the caller prefixes the server's public name.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from __future__ import annotations
 import json
 from collections.abc import Collection
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any, Final
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
@@ -27,6 +30,12 @@ RDAP_MAX_BYTES: Final = 1024 * 1024
 MAX_REDIRECTS: Final = 3
 ACCEPT: Final = "application/rdap+json, application/json;q=0.9"
 REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
+# How registries say "over your quota": 429 (RFC 7480 §5.5), 403 with a quota message
+# ("Number of allowed queries exceeded", rdap.nic.biz), 422 (rdap.zdnsgtld.com).
+QUOTA_STATUSES: Final = frozenset({429, 403, 422})
+QUOTA_WORDS: Final = ("allowed queries", "exceeded", "quota", "rate limit", "too many")
+QUOTA_BODY_BYTES: Final = 16 * 1024
+DEFAULT_RETRY_AFTER_S: Final = 60
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +71,8 @@ async def fetch_rdap(
                     continue
                 if response.status_code == 404:
                     return RdapAnswer(url, 404, None, "")
-                if response.status_code == 429:
-                    raise FetchError("rate limited the query", rate_limited=True)
+                if response.status_code in QUOTA_STATUSES:
+                    await _raise_if_quota(response)
                 if response.status_code != 200:
                     raise FetchError(f"answered {response.status_code}")
                 body = await _read_capped(response)
@@ -94,6 +103,42 @@ def pin_url(url: str, address: str) -> str:
     host = f"[{address}]" if ":" in address else address
     netloc = host if parts.port is None else f"{host}:{parts.port}"
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
+
+
+async def _raise_if_quota(response: httpx.Response) -> None:
+    """429 and 422 are quotas; a 403 is one when its body says so (else a plain refusal)."""
+    if response.status_code == 403:
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > QUOTA_BODY_BYTES:
+                break
+        text = body.decode("utf-8", "replace").lower()
+        if not any(word in text for word in QUOTA_WORDS):
+            return
+    raise FetchError(
+        f"over its query quota (answered {response.status_code})",
+        rate_limited=True,
+        retry_after_s=retry_after(response.headers.get("retry-after")),
+    )
+
+
+def retry_after(value: str | None) -> int:
+    """Seconds from ``Retry-After`` (delta-seconds or HTTP date), bounded to 1 s .. 1 h."""
+    if value is None:
+        return DEFAULT_RETRY_AFTER_S
+    text = value.strip()
+    if text.isdigit():
+        seconds = int(text)
+    else:
+        try:
+            when = parsedate_to_datetime(text)
+        except (TypeError, ValueError):
+            return DEFAULT_RETRY_AFTER_S
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = int((when - datetime.now(UTC)).total_seconds())
+    return min(max(seconds, 1), 3600)
 
 
 async def _read_capped(response: httpx.Response) -> bytes:

@@ -7,6 +7,7 @@ frozen dataclasses here are what the parsers produce, ``make_record`` turns them
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
 from typing import Any, Final, Literal, TypeVar
@@ -124,6 +125,21 @@ class RecordSource:
     hops: int
     fetched_at: datetime
     cached: bool = False
+    contacts_from: Mapping[str, str] = field(default_factory=dict)
+
+
+def contact_sources(answers: Sequence[tuple[str, str, Parsed]]) -> dict[str, str]:
+    """Which answer gave each contact of the merged record: role -> ``"<hop>: <server>"``
+    (``registry: …``, ``referral 1: …``) for the (hop, server, parsed) answers ``merge`` folded
+    in order (a later answer's non-empty contact wins, as there)."""
+    out: dict[str, str] = {}
+    for hop, server, parsed in answers:
+        if not parsed.registrant.is_empty():
+            out["registrant"] = f"{hop}: {server}"
+        for role, contact in parsed.contacts.items():
+            if not contact.is_empty():
+                out[role] = f"{hop}: {server}"
+    return out
 
 
 def merge(first: Parsed, second: Parsed) -> Parsed:
@@ -196,6 +212,7 @@ def make_record(
             "hops": source.hops,
             "fetched_at": iso_utc(source.fetched_at),
             "cached": source.cached,
+            "contacts_from": dict(source.contacts_from),
         },
         "registrar": _as_dict(parsed.registrar),
         "dates": _as_dict(parsed.dates),

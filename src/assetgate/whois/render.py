@@ -42,6 +42,7 @@ def render_record(answer: WhoisAnswer, *, cached: bool, raw: bool) -> dict[str, 
         hops=len(answer.hops),
         fetched_at=answer.fetched_at,
         cached=cached,
+        contacts_from=dict(answer.contacts_from),
     )
     return make_record(
         domain=answer.domain.ascii,

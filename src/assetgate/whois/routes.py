@@ -33,6 +33,7 @@ from assetgate.whois.bootstrap import BootstrapFile
 from assetgate.whois.domain import PARAM, Domain, normalise_tld, parse_domain, registrable
 from assetgate.whois.lookup import Resolver, WhoisAnswer
 from assetgate.whois.openapi import OPENAPI
+from assetgate.whois.rdap import DEFAULT_RETRY_AFTER_S
 from assetgate.whois.record import PARTIAL_REFERRAL, REFERRAL_REFUSED
 from assetgate.whois.render import render_record, render_text
 from assetgate.whois.servers import load_server_config
@@ -164,6 +165,14 @@ async def _lookup(state: WhoisState, domain: Domain) -> tuple[WhoisAnswer, bool]
             domain.ascii, functools.partial(state.resolver.lookup, domain)
         )
     except FetchError as exc:
+        if exc.rate_limited:  # the registry's quota, not our failure: the client may retry
+            log.warning("whois %s: upstream quota: %s", domain.ascii, exc.reason)
+            wait = str(exc.retry_after_s or DEFAULT_RETRY_AFTER_S)
+            raise AppError(
+                429,
+                f"whois lookup rate limited upstream: {exc.reason}",
+                headers={"Retry-After": wait},
+            ) from None
         raise AppError.logged(
             500,
             f"whois lookup failed: {exc.reason}",

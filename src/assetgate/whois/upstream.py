@@ -21,10 +21,13 @@ PUBLIC_PORTS: Final = frozenset({43, 443})
 class FetchError(Exception):
     """An upstream could not give an answer; ``reason`` is safe to show a client."""
 
-    def __init__(self, reason: str, *, rate_limited: bool = False) -> None:
+    def __init__(
+        self, reason: str, *, rate_limited: bool = False, retry_after_s: int | None = None
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.rate_limited = rate_limited
+        self.retry_after_s = retry_after_s  # what the upstream's Retry-After asked, if anything
 
 
 class RefusedServer(FetchError):

@@ -15,7 +15,8 @@
 //   dir/node_modules/<name>/  the package's files
 //   externals                 every dependency, peer dependency and the package itself, pinned:
 //                             `import` of them becomes an import of "<base>[/<sub>]/+esm";
-//                             require() of them gets that module's CommonJS value.
+//                             require() of them gets that module's CommonJS value. An `import`
+//                             of any other bare name stays as it is (the page's map names it).
 import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -101,13 +102,21 @@ const guardPlugin = {
           return { path: url, external: true };
         }
       }
-      // Anything else must resolve to a file of the package itself.
+      // Anything else must resolve to a file of the package itself ...
       const found = await build.resolve(args.path, {
         kind: args.kind,
         importer: args.importer,
         resolveDir: args.resolveDir,
         pluginData: "checking",
       });
+      // ... except an `import` of a bare name the package does not depend on (an optional
+      // peer, as htm/preact's "preact"): it stays a bare import for the page's own import map.
+      // require() of one still fails: it would only throw later, in the browser.
+      const bare = /^[^./]/.test(args.path) && !/^[a-z]+:/i.test(args.path);
+      const missing = found.errors.length || (found.namespace === "file" && !inside(found.path));
+      if (bare && missing && (args.kind === "import-statement" || args.kind === "dynamic-import")) {
+        return { path: args.path, external: true };
+      }
       if (found.errors.length) return { errors: found.errors };
       if (found.external || found.namespace !== "file") return found;
       if (!inside(found.path)) {

@@ -7,11 +7,15 @@ of it is in the graph; where several versions of a specifier are, ``imports`` ke
 request named (else the highest) and ``scopes`` maps the others for the packages that use them.
 ``integrity`` holds the sha512 SRI of every module URL, so the browser checks each one it loads.
 The modules import each other by pinned URL already; the map makes bare names work in the page.
+Each listed package's exported subpaths (``react-dom/client``, ``preact/hooks``) are in the map
+too, where they build. A module importing a package ``ASSETGATE_PACKAGES_ALLOW``/``_DENY`` refuses
+is a 404 naming the package and the setting.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -20,8 +24,12 @@ from semantic_version import Version
 
 from assetgate.errors import AppError
 from assetgate.packages.address import PackageAddress, parse_address
+from assetgate.packages.esm.exports import exported_subpaths
 from assetgate.packages.esm.modules import Module, Modules, module_url
 from assetgate.packages.integrity import make_sri
+from assetgate.packages.policy import OPEN, Policy
+
+log = logging.getLogger("assetgate.packages")
 
 MAX_REQUESTED: Final = 32
 MAX_MODULES: Final = 400
@@ -124,21 +132,75 @@ def make_import_map(
     return body
 
 
+Graph = dict[ModuleRef, Module]
+Users = dict[ModuleRef, set[ModuleRef]]
+
+
 async def resolve_graph(
-    modules: Modules, wanted: Sequence[Wanted]
-) -> tuple[list[ModuleRef], dict[ModuleRef, Module], dict[ModuleRef, set[ModuleRef]]]:
-    """Pin every request, then build and follow the modules' imports, a level at a time."""
+    modules: Modules, wanted: Sequence[Wanted], policy: Policy = OPEN
+) -> tuple[list[ModuleRef], Graph, Users]:
+    """Pin every request, then build and follow the modules' imports, a level at a time; then
+    add each listed package's exported subpaths (``esm.exports``), each with what it imports,
+    where it builds and stays within the limits (a subpath that does not is left out)."""
     versions = await asyncio.gather(*(modules.packages.resolve(w.name, w.spec) for w in wanted))
     top = [ModuleRef(w.name, v, w.subpath) for w, v in zip(wanted, versions, strict=True)]
-    graph: dict[ModuleRef, Module] = {}
-    users: dict[ModuleRef, set[ModuleRef]] = {}
+    graph: Graph = {}
+    users: Users = {}
     gate = asyncio.Semaphore(BUILDS_AT_ONCE)
+    await _walk(modules, list(dict.fromkeys(top)), graph, users, gate, policy)
+    extras = [ref for ref in await _exported(modules, top) if ref not in graph]
+    walked = await asyncio.gather(
+        *(_try_walk(modules, ref, graph, users, gate, policy) for ref in extras)
+    )
+    for found in walked:
+        if found is None or len(graph) + len(found[0].keys() - graph.keys()) > MAX_MODULES:
+            continue
+        graph.update(found[0])
+        for ref, by in found[1].items():
+            users.setdefault(ref, set()).update(by)
+    return top, graph, users
 
+
+async def _exported(modules: Modules, top: Sequence[ModuleRef]) -> list[ModuleRef]:
+    """The exported subpaths of each listed package version, as module references."""
+    found: list[ModuleRef] = []
+    for name, version in dict.fromkeys((ref.name, ref.version) for ref in top):
+        await modules.packages.ensure_version(name, version)
+        manifest = await modules.manifest(name, version)
+        found.extend(ModuleRef(name, version, sub) for sub in exported_subpaths(manifest))
+    return found
+
+
+async def _try_walk(
+    modules: Modules,
+    ref: ModuleRef,
+    graph: Graph,
+    users: Users,
+    gate: asyncio.Semaphore,
+    policy: Policy,
+) -> tuple[Graph, Users] | None:
+    """``ref`` and what it imports on copies of the graph; None when any of it fails."""
+    mine, their = dict(graph), {k: set(v) for k, v in users.items()}
+    try:
+        await _walk(modules, [ref], mine, their, gate, policy)
+    except AppError as exc:
+        log.info("import map: %s left out (%s)", ref.specifier, exc.message)
+        return None
+    return mine, their
+
+
+async def _walk(
+    modules: Modules,
+    level: list[ModuleRef],
+    graph: Graph,
+    users: Users,
+    gate: asyncio.Semaphore,
+    policy: Policy,
+) -> None:
     async def build(ref: ModuleRef) -> Module:
         async with gate:
             return await modules.ensure(ref.name, ref.version, ref.subpath)
 
-    level = list(dict.fromkeys(top))
     while level:
         if len(graph) + len(level) > MAX_MODULES:
             expected = f"packages whose import graph has at most {MAX_MODULES} modules"
@@ -151,8 +213,13 @@ async def resolve_graph(
                 dep = parse_module_url(url)
                 if dep is None:
                     continue
+                setting = policy.refusal(dep.name)
+                if setting is not None:
+                    raise AppError.not_found(
+                        f"{ref.name}@{ref.version} imports {dep.name}, which is not served"
+                        f" here ({setting})"
+                    )
                 users.setdefault(dep, set()).add(ref)
                 if dep not in graph and dep not in following:
                     following.append(dep)
         level = [ref for ref in following if ref not in graph]
-    return top, graph, users

@@ -147,6 +147,10 @@ class Modules:
         externals[name] = f"/npm/{name}@{version}"  # its own other entries: one instance
         return externals
 
+    async def manifest(self, name: str, version: str) -> Mapping[str, object]:
+        """The stored ``package.json`` of an ingested version ({} when none or unreadable)."""
+        return await self._manifest(name, version)
+
     async def _manifest(self, name: str, version: str) -> Mapping[str, object]:
         row = self.store.file("npm", name, version, "package.json")
         blob = None if row is None else self.store.blob_path(row.blob)

@@ -19,6 +19,8 @@ from assetgate.whois.parse.common import Builder
 from assetgate.whois.parse.denic import parse_denic
 from assetgate.whois.parse.dotted import parse_dotted
 from assetgate.whois.parse.eurid import parse_eurid
+from assetgate.whois.parse.fred import SNIFF as FRED_SNIFF
+from assetgate.whois.parse.fred import parse_fred
 from assetgate.whois.parse.iana import parse_iana
 from assetgate.whois.parse.icann import parse_icann
 from assetgate.whois.parse.isocil import parse_isocil
@@ -32,7 +34,7 @@ from assetgate.whois.parse.norid import parse_norid
 from assetgate.whois.parse.published import PUBLISHED
 from assetgate.whois.parse.punktum import parse_punktum
 from assetgate.whois.parse.registrobr import parse_registrobr
-from assetgate.whois.parse.rpsl import parse_iedr, parse_iis, parse_irnic, parse_rpsl
+from assetgate.whois.parse.rpsl import parse_arnes, parse_iedr, parse_iis, parse_irnic, parse_rpsl
 from assetgate.whois.parse.sectioned import parse_sectioned
 from assetgate.whois.parse.sknic import parse_sknic
 from assetgate.whois.parse.switch import parse_switch
@@ -71,6 +73,8 @@ PARSERS: Final[dict[str, Parser]] = {
     "nicar": parse_nicar,
     "nicit": parse_nicit,
     "switch": parse_switch,
+    "fred": parse_fred,
+    "arnes": parse_arnes,
 }
 FORMAT_BY_TLD: Final = {
     "jp": "jprs",
@@ -90,7 +94,9 @@ FORMAT_BY_TLD: Final = {
     "ir": "irnic",
     "pl": "nask",
     "ua": "uaepp",
-    "ve": "nicve",
+    "ve": "fred",
+    "cr": "fred",
+    "si": "arnes",
     "il": "isocil",
     "sk": "sknic",
     "dk": "punktum",
@@ -98,7 +104,8 @@ FORMAT_BY_TLD: Final = {
     "it": "nicit",
     "ch": "switch",
     "li": "switch",
-    **dict.fromkeys(("fr", "re", "pm", "tf", "wf", "yt", "ru", "su", "cz", "ee"), "rpsl"),
+    **dict.fromkeys(("fr", "re", "pm", "tf", "wf", "yt", "ru", "su", "ee"), "rpsl"),
+    "cz": "fred",
     "is": "rpsl",
     **dict.fromkeys(("nu", "se"), "iis"),
     **dict.fromkeys(("nl", "aw", "be", "gg", "je", "tk", "ml", "ga", "cf", "gq"), "sectioned"),
@@ -108,6 +115,7 @@ _SNIFF: Final = (
     ("norid", re.compile(r"^NORID Handle\.+:", re.MULTILINE)),
     ("iana", re.compile(r"^source:\s+IANA\s*$", re.MULTILINE)),
     ("uaepp", re.compile(r"^source:\s+UAEPP\s*$", re.MULTILINE)),
+    ("fred", FRED_SNIFF),
     ("dotted", re.compile(r"^[A-Za-z][\w ]*\.{4,}\s*:", re.MULTILINE)),
     ("nominet", re.compile(r"^\s+Domain name:\s*\n\s+\S", re.MULTILINE)),
     ("rpsl", re.compile(r"^(?:nic-hdl|nic-hdl-br|holder-c|nsset|ns-list|contact):", re.MULTILINE)),
@@ -121,7 +129,15 @@ def sniff_format(text: str) -> str:
     return "icann"
 
 
+# A registry that changed layout: the current one when the answer looks like it, else the older.
+OLDER_LAYOUT: Final = {"ve": ("fred", FRED_SNIFF, "nicve")}
+
+
 def format_for(tld: str | None, text: str) -> str:
+    older = OLDER_LAYOUT.get(tld or "")
+    if older is not None:
+        current, looks_like, previous = older
+        return current if looks_like.search(text) else previous
     return FORMAT_BY_TLD.get(tld or "", "") or sniff_format(text)
 
 

@@ -76,6 +76,7 @@ _IP_TAIL: Final = re.compile(r"[\s\[(,]")
 # A registry handle after a registrar's name; the name is the field, the handle stays in raw.
 _HANDLE_SUFFIX: Final = re.compile(r"\s*\((?=[A-Z0-9-]*\d)[A-Z0-9]+(?:-[A-Z0-9]+)+\)$")
 _BRACKETED: Final = re.compile(r"\(\s*([A-Za-z]+)\s*\)$")
+_WORD: Final = re.compile(r"\w+")
 
 
 _UNSIGNED_WORDS: Final = ("unsigned", "no", "not signed", "inactive", "false", "off", "none")
@@ -123,9 +124,18 @@ def status_codes(value: str, *, split: bool = True) -> list[str]:
     joined = words[0].lower() + "".join(w.capitalize() for w in words[1:])
     if joined.lower() in EPP_STATUSES:
         return [EPP_STATUSES[joined.lower()]]
-    if "," in text and split:
-        return [part.strip() for part in text.split(",") if part.strip()]
+    if "," in text and split:  # ARNES: "client_delete_prohibited,client_update_prohibited"
+        return [code for part in text.split(",") for code in status_codes(part, split=False)]
     return [text]
+
+
+def same_party(name: str | None, organization: str | None) -> bool:
+    """``Google Inc.`` / ``Inc. Google`` / ``MarkMonitor Inc``: the organisation written again
+    where a person's name belongs (the same words, in any order, case and punctuation aside)."""
+    if not name or not organization:
+        return False
+    words = [set(_WORD.findall(text.lower())) for text in (name, organization)]
+    return bool(words[0]) and words[0] == words[1]
 
 
 def name_server(value: str) -> str | None:

@@ -23,6 +23,7 @@ REGISTRAR_KEYS: Final = {
     "registrar iana id": "iana_id",
     "sponsoring registrar iana id": "iana_id",
     "registrar url": "url",
+    "registrar-url": "url",
     "referral url": "url",
     "registrar website": "url",
     "registrar abuse contact email": "abuse_email",

@@ -44,7 +44,11 @@ PUBLISHED: Final[dict[str, tuple[str, ...]]] = {
     "fi": ("registrar", *_DATES, "name_servers", "status", "dnssec", "registrant.name",
            "registrant.postal_code", "registrant.city", "registrant.country"),
     "ua": ("registrar", *_DATES, "name_servers", "status"),
-    "ve": (*_DATES, "name_servers", "status", "registrant.name"),
+    # FRED (.cz, .cr; .ve, whose older layout names no registrar): `changed:`, statuses and a
+    # holder's personal name only when set.
+    **dict.fromkeys(("cz", "cr"), ("registrar", "dates.created", "dates.expires", "name_servers")),
+    "ve": ("dates.created", "dates.expires", "name_servers"),
+    "si": ("registrar", "dates.created", "dates.expires", "name_servers"),
     "il": ("registrar", "dates.created", "dates.updated", "name_servers", "status",
            "registrant.name"),
     "sk": ("registrar", *_DATES, "name_servers", "status"),

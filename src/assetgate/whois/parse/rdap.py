@@ -1,11 +1,12 @@
 """RDAP domain object (RFC 9083) -> ``Parsed`` (pure, defensive).
 
 Registries' JSON is often non-conformant (asyncwhois#63), so every access checks its type and a
-malformed member is skipped, never raised. Mapping: ``events`` registration / expiration /
-last changed -> dates; ``status`` RDAP words -> EPP codes (RFC 8056 §2: ``active`` is ``ok``,
+malformed member is skipped, never raised. Mapping: ``events`` registration / expiration / last
+changed -> dates; ``status`` RDAP words -> EPP codes (RFC 8056 §2: ``active`` is ``ok``,
 ``client transfer prohibited`` is ``clientTransferProhibited``); entities by role with their
-jCard (RFC 7095) -> registrar and contacts; ``secureDNS.delegationSigned`` -> dnssec. Redaction
-is read from placeholder values, ``REDACTED FOR PRIVACY`` remarks and RFC 9537 ``redacted[]``.
+jCard (RFC 7095) or JSContact card (RFC 9553, ``jscontact.py``) -> registrar and contacts;
+``secureDNS.delegationSigned`` -> dnssec. Redaction is read from placeholder values, ``REDACTED
+FOR PRIVACY`` remarks and RFC 9537 ``redacted[]``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from assetgate.whois.parse.common import EPP_STATUSES, Builder, ContactBuilder
+from assetgate.whois.parse.jscontact import jscontact_properties
 from assetgate.whois.record import SIGNED, UNSIGNED, Parsed
 
 EVENT_DATES: Final = {"registration": "created", "expiration": "expires", "last changed": "updated"}
@@ -86,7 +88,7 @@ def related_links(doc: object) -> list[str]:
 
 def _apply_entity(builder: Builder, entity: dict[str, Any]) -> None:
     roles = {r.lower() for r in _list(entity.get("roles")) if isinstance(r, str)}
-    card = vcard(entity)
+    card = vcard(entity) + jscontact_properties(entity)  # jCard first, then its successor
     if "registrar" in roles:
         builder.set_registrar("name", _first(card, "fn") or _first(card, "org"))
         builder.set_registrar("url", _first(card, "url"))

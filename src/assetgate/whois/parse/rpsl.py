@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from assetgate.whois.parse.blocks import HANDLE_KEYS, Block, handle_index, norm_key, split_address
-from assetgate.whois.parse.common import Builder, is_placeholder
+from assetgate.whois.parse.common import Builder, is_placeholder, key_values
 from assetgate.whois.parse.icann import apply_pair, parse_icann
 from assetgate.whois.record import SIGNED
 
@@ -67,6 +67,13 @@ DOMAIN_EXTRA_DATES: Final = {
 }
 # Per-registry spellings, rewritten to the keys above before the rules run.
 IEDR_KEYS: Final = {"account": "registrar", "descr": "owner", "ren-status": "status"}
+# IEDR's own labels beside the ICANN ones: the holder, the registrar's account, the states.
+IEDR_LABELS: Final = {
+    "domain holder": "registrant name",
+    "account name": "registrar",
+    "renewal status": "domain status",
+    "locked status": "domain status",
+}
 IIS_KEYS: Final = {"state": "registry-state"}
 IRNIC_REMARKS: Final = {"(domain holder)": "owner", "(domain holder address)": "holder-address"}
 REGISTRAR_URL_KEYS: Final = ("website", "www", "url")
@@ -112,11 +119,36 @@ def parse_iedr(text: str) -> Builder:
 
     Since the registry's move to ICANN labels (``Domain Name:``, ``Registrar:``, ``Registrant
     Name:``, ``Domain Status:``), answers in that layout are read line by line like any ICANN
-    answer, wherever blank lines fall, not as RPSL objects.
+    answer, wherever blank lines fall, not as RPSL objects; IEDR's own labels in that layout
+    (``Domain Holder:``, ``Account Name:`` for the registrar, ``Renewal status:``, ``Locked
+    status:``) are read as the ICANN ones they stand for.
     """
     if _ICANN_LABELS.search(text):
-        return parse_icann(text)
-    return parse_blocks(rename(split_blocks(text), IEDR_KEYS))
+        builder = parse_icann(text)
+    else:
+        builder = parse_blocks(rename(split_blocks(text), IEDR_KEYS))
+    for key, value in key_values(text):
+        if key in IEDR_LABELS:
+            apply_pair(builder, IEDR_LABELS[key], value)
+    return builder
+
+
+_ARNES_WITHHELD: Final = re.compile(
+    r"^(Domain holder|Tech):[ \t]*\r?\n[ \t]*NOT DISCLOSED\s*$", re.MULTILINE | re.IGNORECASE
+)
+
+
+def parse_arnes(text: str) -> Builder:
+    """ARNES (.si): one RPSL object; ``registrant:`` is a handle with no object behind it, so
+    it names nobody; ``Domain holder:`` / ``Tech:`` headings over ``NOT DISCLOSED`` say the
+    registry withholds that contact. ``status:`` lists EPP words with underscores, comma
+    separated without a space (``client_delete_prohibited,client_update_prohibited``)."""
+    builder = parse_blocks(split_blocks(text))
+    for heading in _ARNES_WITHHELD.findall(text):
+        builder.contact(
+            "registrant" if heading.lower() == "domain holder" else "tech"
+        ).redacted = True
+    return builder
 
 
 def parse_iis(text: str) -> Builder:

@@ -6,12 +6,20 @@ heading and an underline: ``% Registrar:``, ``% Registrant:``, ``% Administrativ
 ``% Technical Contacts:``. The headings, not handles, say whose object follows, so they are
 kept while the other comment lines are dropped.
 
+Second-level zones that whois.ua does not hold (``lviv.ua``, ``kharkov.ua`` …) are answered
+by their own servers; whois.ua relays that answer between ``% REDIRECT BEGIN`` and ``% REDIRECT
+END`` comment lines, in ``Domain Name:``-style labels, and it is read with the ICANN rules.
+
 The registrar section gives the handle (``registrar: ua.imena``) and the name
 (``organization``): the record carries the name, the handle stays in ``raw``. Contacts carry
 each value twice, as ``person`` and ``person-loc`` (the Ukrainian spelling); ``n/a`` means the
 registrant left it empty and is skipped, ``not published`` is the registry withholding it.
-``address`` lines are the street, then the city and, when there are three or more lines, the
-region; ``postal-code`` and ``country`` are fields of their own.
+``address`` lines are the street, then, when there are three or more lines, the region, and the
+city last (``1600 Amphitheatre Parkway`` / ``CA`` / ``Mountain View``); ``postal-code`` and
+``country`` are fields of their own. An organisation's contact repeats the organisation as the
+``person`` (``Google Inc.``, or transliterated ``Inc. Google``): that is no person's name, so
+the record's ``name`` stays empty. Only the domain object's ``status`` lines are the domain's;
+each contact object's ``status: ok`` / ``linked`` is the contact's.
 """
 
 from __future__ import annotations
@@ -20,9 +28,15 @@ import re
 from typing import Final
 
 from assetgate.whois.parse.blocks import Block, first, pair, split_address
-from assetgate.whois.parse.common import Builder, ContactBuilder
+from assetgate.whois.parse.common import Builder, ContactBuilder, same_party
+from assetgate.whois.parse.icann import parse_icann
 
 _HEADING: Final = re.compile(r"^%\s*([A-Za-z][A-Za-z ]*?)\s*:\s*$")
+# whois.ua relays the second-level zones it does not hold (lviv.ua, kharkov.ua …) between
+# these comment lines, in the zone server's own ``Key: value`` layout.
+_REDIRECTED: Final = re.compile(
+    r"^%\s*REDIRECT BEGIN\s*$(.*?)(?:^%\s*REDIRECT END\s*$|\Z)", re.MULTILINE | re.DOTALL
+)
 SECTIONS: Final = {
     "domain record": "domain",  # the older UANIC layout
     "registrar": "registrar",
@@ -65,6 +79,9 @@ def split_sections(text: str) -> dict[str, list[Block]]:
 
 
 def parse_uaepp(text: str) -> Builder:
+    relayed = _REDIRECTED.search(text)
+    if relayed is not None:  # a second-level zone's own server, relayed: its layout, not UAEPP's
+        return parse_icann(relayed[1])
     builder = Builder()
     sections = split_sections(text)
     domain = next(iter(sections["domain"]), [])
@@ -98,6 +115,11 @@ def _value(block: Block, key: str) -> str | None:
     return None
 
 
+def _values(block: Block, key: str) -> list[str]:
+    """Every spelling of ``key``: ``person`` and ``person-loc`` may each be the one given."""
+    return [v for k, v in block if k in (key, f"{key}-loc") and v.lower() not in ABSENT]
+
+
 def _lines(block: Block, key: str) -> list[str]:
     for name in (key, f"{key}-loc"):
         lines = [v for k, v in block if k == name and v and v.lower() not in ABSENT]
@@ -107,8 +129,10 @@ def _lines(block: Block, key: str) -> list[str]:
 
 
 def _contact(contact: ContactBuilder, block: Block) -> None:
+    person = _value(block, "person")
+    if not any(same_party(person, org) for org in _values(block, "organization")):
+        contact.set("name", person)  # an organisation's contact repeats its name as the person
     for field, key in (
-        ("name", "person"),
         ("organization", "organization"),
         ("email", "e-mail"),
         ("phone", "phone"),
@@ -123,11 +147,9 @@ def _contact(contact: ContactBuilder, block: Block) -> None:
     known = {contact.postal_code, contact.country}
     lines = [line for line in lines if line not in known]
     if len(lines) >= 2:
-        city_at = len(lines) - 2 if len(lines) >= 3 else len(lines) - 1
-        contact.set("city", lines[city_at])
-        if len(lines) >= 3:
-            contact.set("state", lines[-1])
-        lines = lines[:city_at]
+        contact.set("city", lines.pop())
+        if len(lines) >= 2:
+            contact.set("state", lines.pop())
     for line in lines:
         contact.set("street", line)
 
