@@ -33,7 +33,7 @@ def test_npm_environment_variable_is_next(variable: str) -> None:
 
 def test_npm_client_is_last() -> None:
     assert pick_registry(None, {}, lambda: "http://127.0.0.4:8080/\n") == "http://127.0.0.4:8080/"
-    assert pick_registry(None, {}, lambda: None) is None
+    assert pick_registry(None, {}, lambda: None, lambda: None) is None
 
 
 @pytest.mark.parametrize("bad", ["", "ftp://127.0.0.1/", "file:///etc", "http://", "undefined"])
