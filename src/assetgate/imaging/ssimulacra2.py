@@ -20,10 +20,11 @@ A score near 90 is visually lossless, 80 very high quality, 70 high, 50 medium, 
 - SSIM without the luma denominator, the "ringing" and "blurring" edge maps, 1- and 4-norms of
   each: 108 numbers, libjxl's weights and its final polynomial.
 
-Why libvips, not numpy/scipy: libvips is already the image engine (no new ~40 MB wheel), runs
-every per-pixel step as C over tiles, and computes all 18 map averages of a scale in one pass
-(``stats``). An 800x533 comparison takes ~60 ms of CPU with the reference side precomputed
-(``bench/quality.py --metric``). Checked against libjxl's scores in ``tests/imaging/
+Why numpy: libvips' per-operation overhead made the same steps 3x slower (a cube root costs
+20 ms in libvips), scipy is a ~40 MB wheel for one convolution. The maps are computed channel by
+channel in place (numpy's temporaries cost as much CPU as the arithmetic). An 800x533
+comparison takes ~25 ms of CPU with the reference side precomputed (``bench/quality.py
+--metric``). Checked against libjxl's scores in ``tests/imaging/
 test_ssimulacra2.py`` (its tank crop at four JPEG qualities) and ``bench/quality.py --tank``
 (the full tank pair).
 
@@ -271,9 +272,12 @@ def linear_srgb(image: pyvips.Image, background: float) -> Plane:
             alpha = values[:, :, colours:]
             values = values[:, :, :colours] * alpha + (1.0 - alpha) * np.float32(background)
         linear = _to_linear(values).astype(np.float32)
+        planes = np.ascontiguousarray(np.moveaxis(linear[:, :, :colours], 2, 0))
     else:
-        linear = _srgb_lut()[pixels]
-    planes = np.ascontiguousarray(np.moveaxis(linear[:, :, :colours], 2, 0))
+        # The table straight into planes: one pass, no interleaved float copy.
+        planes = np.empty((colours, image.height, image.width), dtype=np.float32)
+        for band in range(colours):
+            np.take(_srgb_lut(), pixels[:, :, band], out=planes[band])
     if colours == 1:
         planes = np.repeat(planes, 3, axis=0)
     return planes
