@@ -37,6 +37,7 @@ def node(
             "s3_endpoint_url": weed.endpoint,
             "source_cache_dir": tmp_path / "sources",
             "result_cache_dir": tmp_path / "results",
+            "result_store_key": "the nodes' shared result-store secret",  # used with a store
         }
         return make_settings(**{**values, **overrides})
 

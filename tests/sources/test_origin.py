@@ -123,6 +123,7 @@ async def test_ipv6_forms_of_loopback_are_refused_before_any_connection(
     assert answer.status_code == 502
     assert answer.json()["error"] == (
         "source /: refused: it resolves to a private or reserved address"
+        " (ASSETGATE_ORIGIN_ALLOW_PRIVATE=true allows it)"
     )
 
 
