@@ -7,6 +7,7 @@ the hot lane may replay — so adding a part is one line in ``PARTS`` (docs/arch
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
@@ -19,6 +20,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Scope
 
 from assetgate import __version__
+from assetgate.admin.routes import PART as ADMIN
 from assetgate.convert.routes import PART as CONVERT
 from assetgate.errors import AppError
 from assetgate.imaging import vips
@@ -26,23 +28,30 @@ from assetgate.operations.health import Check, readiness, redis_ping, storage_ch
 from assetgate.operations.metrics import CONTENT_TYPE, Metrics, exposition
 from assetgate.operations.observe import Interfaces, Observe
 from assetgate.operations.upstreams import CountingClient, UpstreamNames
+from assetgate.optimizer.openapi import with_configured_params
+from assetgate.optimizer.presets import load_presets
 from assetgate.optimizer.routes import PART as OPTIMIZER
 from assetgate.packages.routes import PART as PACKAGES
 from assetgate.part import Part
 from assetgate.resources import Resources, resources
 from assetgate.serving.hotlane import HotLane, HotLaneApp
 from assetgate.settings import Settings
+from assetgate.sources.buckets import round_trip_check
 from assetgate.ui.routes import PART as UI
 from assetgate.web.controlchars import RefuseControlCharacters
+from assetgate.web.edgebucket import EdgeBucketCheck
 from assetgate.web.openapi import API_VERSION, make_document
 from assetgate.web.ratelimit import Network, parse_networks, storage_uri
 from assetgate.web.responses import on_app_error, on_http_exception, on_unexpected
 from assetgate.web.routegroup import grouped
+from assetgate.web.shutdown import ShutdownCancellation
 from assetgate.web.urllimit import UrlLimit
 from assetgate.whois.routes import PART as WHOIS
 
+log = logging.getLogger("assetgate")
+
 # The optimizer's catch-all "/{path}" route must come last.
-PARTS: tuple[Part, ...] = (PACKAGES, CONVERT, WHOIS, UI, OPTIMIZER)
+PARTS: tuple[Part, ...] = (PACKAGES, CONVERT, WHOIS, UI, ADMIN, OPTIMIZER)
 
 
 #: The app's own paths: ``interface="other"`` in the access log and the metrics.
@@ -61,7 +70,10 @@ def lane_of(scope: Scope) -> HotLane | None:
 class ObservedStarlette(Starlette):
     """Starlette with ``Observe`` outside its error middleware, so a 500 is seen and tagged too,
     and the hot lane between them: a replayed answer is observed like any other. A path with a
-    control character is refused before either (web/controlchars.py)."""
+    control character is refused before either (web/controlchars.py); a request the shutdown
+    cancels is a 503 and one line, not a traceback (web/shutdown.py); an answer the nginx edge
+    would keep under another format bucket than the app's is marked not to be kept
+    (web/edgebucket.py)."""
 
     def __init__(
         self,
@@ -79,7 +91,9 @@ class ObservedStarlette(Starlette):
     def build_middleware_stack(self) -> ASGIApp:
         lane = HotLaneApp(super().build_middleware_stack(), lane_of=lane_of)
         return Observe(
-            RefuseControlCharacters(UrlLimit(lane, self._max_url_bytes)),
+            ShutdownCancellation(
+                EdgeBucketCheck(RefuseControlCharacters(UrlLimit(lane, self._max_url_bytes)))
+            ),
             trusted=self._trusted,
             interfaces=self._interfaces,
         )
@@ -113,13 +127,41 @@ def degrading_checks(res: Resources) -> dict[str, Check]:
     """Remote sources and the shared result store: named with their state, never a 503."""
     checks = res.mounts.checks()
     if res.result_store is not None:
-        checks["result_store"] = res.result_store.check
+        store = res.result_store.store
+        checks["result_store"] = lambda: round_trip_check(store)
     return checks
+
+
+async def log_bucket_problems(res: Resources) -> None:
+    """At start, each bucket asked once: a wrong name or addressing is one warning line now,
+    not a silent 404 for every file later."""
+    checks = res.mounts.checks(kinds=("s3",))  # origins are asked for files only
+    if res.result_store is not None:
+        store = res.result_store.store
+        checks["result_store"] = lambda: round_trip_check(store)
+    if not checks:
+        return
+    _, body = await readiness({}, checks)
+    outcome = body["checks"]
+    assert isinstance(outcome, dict)
+    for name in body.get("degraded", []):  # type: ignore[attr-defined]
+        log.warning("%s: %s", name, outcome[name])
+
+
+def _preset_names(settings: Settings) -> list[str]:
+    try:
+        return list(load_presets(settings.presets))
+    except ValueError:  # reported by the preflight, and by the optimizer's lifespan
+        return []
 
 
 def create_app(settings: Settings, parts: Sequence[Part] = PARTS) -> Starlette:
     """The service with ``parts`` (a catch-all part last)."""
-    document = make_document(part.openapi for part in parts)
+    document = with_configured_params(
+        make_document(part.openapi for part in parts),
+        presets=_preset_names(settings),
+        signed=bool(settings.signing_keys),
+    )
 
     async def openapi(request: Request) -> Response:
         return JSONResponse(document)
@@ -157,6 +199,7 @@ def create_app(settings: Settings, parts: Sequence[Part] = PARTS) -> Starlette:
             state: dict[str, object] = {"resources": res, "metrics": res.metrics}
             for part in parts:
                 state[part.name] = await stack.enter_async_context(part.lifespan(res))
+            await log_bucket_problems(res)
             yield state
 
     routes: list[BaseRoute] = [

@@ -69,6 +69,33 @@ def test_a_file_over_the_per_file_cap_is_413_naming_it(
     assert wait_empty(private_tmp) == []
 
 
+def test_a_file_growing_past_20_times_its_upload_is_413_within_the_byte_caps(
+    make_settings: Callable[..., Settings], private_tmp: Path
+) -> None:
+    """Issue 35, item 13: a 55 KB PNG converted to a 40.5 MB WebP (740x) within the caps. Here a
+    ~15 KB PNG would make a ~2.7 MB WebP (180x) under the default 64 MiB cap; a photo passes."""
+    bomb = compressible_png(1000)
+    settings = make_settings(rate_limit="1000/10 seconds")
+    with live_server(settings) as base:
+        refused = httpx.post(
+            base + "/api/convert", files=[upload("bomb.png", bomb)], data={"quality": "100"}
+        )
+        photo = httpx.post(
+            base + "/api/convert",
+            files=[("images", ("photo.jpg", make.noise_jpeg(1200, 900), "image/jpeg"))],
+            data={"quality": "100"},
+        )
+    assert refused.status_code == 413
+    error = refused.json()["error"]
+    assert "'bomb.png'" in error
+    assert f"its {len(bomb)} bytes, over the limit of 20 times (ASSETGATE_CONVERT_MAX_GROWTH)" in (
+        error
+    )
+    assert photo.status_code == 200
+    assert photo.headers["content-type"] == "image/webp"
+    assert wait_empty(private_tmp) == []
+
+
 def test_an_answer_over_the_total_cap_is_413_naming_the_file_that_broke_it(
     make_settings: Callable[..., Settings], private_tmp: Path
 ) -> None:

@@ -31,16 +31,20 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from assetgate.cache import s3_store
+from assetgate.cli.preflight import directory_problem, problems
 from assetgate.cli.settings_errors import load_settings
 from assetgate.errors import AppError
 from assetgate.imaging import vips
 from assetgate.imaging.formats import IMAGE_EXTENSIONS
-from assetgate.optimizer.params import PARAMS, Param
+from assetgate.imaging.limits import DecodeLimits
+from assetgate.optimizer.params import AUTO_HIGH, AUTO_LOW, PARAMS, AutoQuality, Param
 from assetgate.optimizer.plan import Limits, Negotiation
 from assetgate.optimizer.render import Job, Outcome, prepare, render
 from assetgate.optimizer.spec import parse_spec
+from assetgate.optimizer.watermark_images import checker
 from assetgate.optimizer.watermarks import NO_WATERMARKS, Watermarks, parse_watermarks
 from assetgate.settings import Settings
+from assetgate.sources.buckets import store_problem
 from assetgate.web.paths import clean_relative
 
 IMAGE_PARAMS: Final = tuple(param for param in PARAMS if param.image)
@@ -87,6 +91,8 @@ def _metavar(param: Param) -> str:
         return "{" + ",".join(param.choices) + "}"
     if param.kind == "int":
         return f"{param.low}..{param.high}"
+    if param.kind == "quality":
+        return f"{{{param.low}..{param.high},auto,auto:{AUTO_LOW}..{AUTO_HIGH}}}"
     return param.name.upper()
 
 
@@ -106,6 +112,7 @@ class Output:
     width: int  # the real width, which labels a --srcset variant
     size: int
     kept: bool  # the original's bytes: a re-encode at the same settings was not smaller
+    score: float = 0.0  # quality=auto: the SSIMULACRA2 score of the written image
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,10 +141,8 @@ def run(args: argparse.Namespace) -> int:
         for variant in variants:
             parse_spec(variant)  # every flag checked before any work
         settings = load_settings({}, {})
-        watermarks = parse_watermarks(settings.watermarks, os.path.realpath(str(settings.root)))
-    except ValueError as exc:  # ASSETGATE_WATERMARKS names files under ASSETGATE_ROOT
-        print(f"assetgate: ASSETGATE_WATERMARKS: {exc}", file=sys.stderr)
-        return 2
+        for variant in variants:
+            parse_spec(variant, AutoQuality.from_settings(settings))
     except AppError as exc:
         name = exc.param or "srcset"
         text = exc.message.removeprefix(f"{exc.param}: ") if exc.param else exc.message
@@ -146,12 +151,21 @@ def run(args: argparse.Namespace) -> int:
     except SystemExit as exc:
         print(exc.code, file=sys.stderr)
         return 2
+    found = problems(settings) or _run_problems(args, query, settings)
+    if found:  # one line each, before any work (never one failure per file)
+        print("\n".join(found), file=sys.stderr)
+        return 2
+    watermarks = parse_watermarks(  # checked by the preflight: cannot fail here
+        settings.watermarks,
+        os.path.realpath(str(settings.root)),
+        checker(DecodeLimits.from_settings(settings)),
+    )
     with tempfile.TemporaryDirectory(prefix="assetgate-optimize-") as scratch:
         if args.src.startswith("s3://"):
             try:
                 src = download(args.src, settings, Path(scratch))
-            except Exception as exc:  # the store's own text may hold the endpoint: type only
-                print(f"assetgate: SRC: cannot list or read {args.src} ({type(exc).__name__})",
+            except Exception as exc:  # the store's own text may hold the endpoint: never shown
+                print(f"assetgate: SRC: cannot list or read {args.src}: {store_problem(exc)}",
                       file=sys.stderr)  # fmt: skip
                 return 2
         else:
@@ -168,6 +182,24 @@ def run(args: argparse.Namespace) -> int:
             srcset=bool(widths),
             watermarks=watermarks,
         )
+
+
+def _run_problems(
+    args: argparse.Namespace, query: Mapping[str, str], settings: Settings
+) -> list[str]:
+    """What would fail every file alike: DEST not writable, a watermark nobody configured."""
+    found = []
+    problem = directory_problem(args.dest)
+    if problem is not None:
+        found.append(f"assetgate: DEST: {problem}")
+    name = query.get("watermark")
+    if name is not None:
+        real_root = os.path.realpath(str(settings.root))
+        known = sorted(parse_watermarks(settings.watermarks, real_root))
+        if name not in known:
+            listed = ", ".join(known) if known else "none: ASSETGATE_WATERMARKS is not set"
+            found.append(f"assetgate: --watermark: no watermark {name!r} (configured: {listed})")
+    return found
 
 
 def download(url: str, settings: Settings, into: Path) -> Path:
@@ -204,6 +236,9 @@ def _optimize(
     results = _run_all(tasks, dest, settings, max(1, jobs), watermarks)
     console = Console()
     console.print(summary(results))
+    worst = worst_score(results)
+    if worst is not None:
+        console.print(worst)
     kept = [done for done in results if done.error is None and done.kept]
     if kept:
         console.print(kept_table(kept))
@@ -280,7 +315,7 @@ def optimize_one(
                 settings,
                 path=task.source,
                 size=size,
-                spec=parse_spec(query),
+                spec=parse_spec(query, AutoQuality.from_settings(settings)),
                 negotiation=Negotiation(webp=False),  # no Accept: the input format unless --format
                 limits=limits,
                 watermarks=watermarks,
@@ -312,7 +347,9 @@ def _write(task: Task, dest: Path, name: str, width: int, outcome: Outcome) -> O
     else:
         target.write_bytes(outcome.body)
     relative = str(target.relative_to(dest))
-    return Output(relative, width, target.stat().st_size, kept=outcome.body is None)
+    return Output(
+        relative, width, target.stat().st_size, kept=outcome.body is None, score=outcome.score
+    )
 
 
 def summary(results: list[Done]) -> Table:
@@ -332,13 +369,25 @@ def summary(results: list[Done]) -> Table:
     return table
 
 
+def worst_score(results: list[Done]) -> str | None:
+    """``--quality auto``: the lowest SSIMULACRA2 score written, and where (None without auto)."""
+    scored = [
+        (output.score, output.name) for done in results for output in done.outputs if output.score
+    ]
+    if not scored:
+        return None
+    score, name = min(scored)
+    return f"quality=auto: worst SSIMULACRA2 score {score:.2f} ({name}), {len(scored)} scored"
+
+
 def kept_table(kept: list[Done]) -> Table:
     """Files whose re-encode was not smaller: the original was written, and the run says so."""
     table = Table(title="kept as they were")
     table.add_column("file")
     table.add_column("why")
     for done in kept:
-        quality = parse_spec(done.task.variants[0]).quality
+        spec = parse_spec(done.task.variants[0])
+        quality = f"auto:{spec.auto}" if spec.auto is not None else str(spec.quality)
         why = f"re-encoded at quality {quality} it was not smaller"
         table.add_row(str(done.task.relative), why)
     return table

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncIterator, Mapping
+import re
+from collections.abc import AsyncIterator, Awaitable, Mapping
 from contextlib import asynccontextmanager
-from typing import Final
+from typing import Final, TypeVar
 from urllib.parse import quote
 
 import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
+from assetgate.cpu.workgate import while_connected
 from assetgate.errors import AppError
 from assetgate.operations.upstreams import Upstream
 from assetgate.packages.address import LibraryAddress, PackageAddress, parse_address
@@ -37,7 +39,9 @@ from assetgate.packages.bodies import (
 from assetgate.packages.esm.bundler import locate
 from assetgate.packages.esm.importmap import make_import_map, parse_wanted, resolve_graph
 from assetgate.packages.esm.modules import Modules, module_url
+from assetgate.packages.esm.pool import build_pool
 from assetgate.packages.ingest import IngestCaches, Packages, Upstreams
+from assetgate.packages.moduleformat import READ_BYTES, ModuleFormat, module_format
 from assetgate.packages.openapi import OPENAPI
 from assetgate.packages.page import PAGE_CACHE, PAGE_CSP, STATIC_FILES, load_page_files
 from assetgate.packages.policy import Policy
@@ -45,7 +49,7 @@ from assetgate.packages.query import parse_search_query
 from assetgate.packages.registry import load_registries
 from assetgate.packages.search import Search, is_ready
 from assetgate.packages.state import PackagesState
-from assetgate.packages.store import Store
+from assetgate.packages.store import FileRow, Store
 from assetgate.packages.versions import is_exact
 from assetgate.part import PageLink, Part, part_state
 from assetgate.resources import Resources, resources
@@ -62,6 +66,7 @@ NPM_REGISTRY: Final = "npm registry"
 LIBRARY_CATALOG: Final = "library catalog"
 
 log = logging.getLogger("assetgate.packages")
+T = TypeVar("T")
 
 
 @asynccontextmanager
@@ -70,6 +75,11 @@ async def lifespan(res: Resources) -> AsyncIterator[PackagesState]:
     registries = await anyio.to_thread.run_sync(
         load_registries, settings.npm_registry, settings.npmrc, os.environ
     )
+    if registries.default is None:
+        log.warning("no npm registry is configured: /npm/ answers 502 (set ASSETGATE_NPM_REGISTRY)")
+    else:
+        shown = re.sub(r"//[^/@]*@", "//", registries.default)  # never a user:password@
+        log.info("npm registry %s (from %s)", shown, registries.origin)
     store = await anyio.to_thread.run_sync(Store, settings.store, settings.store_max_bytes)
     upstreams = Upstreams(
         registries=registries,
@@ -95,17 +105,19 @@ async def lifespan(res: Resources) -> AsyncIterator[PackagesState]:
         settings.packages_token_scopes,
         registries.scopes,
     )
+    builds = build_pool(settings)
     state = PackagesState(
         store=store,
         packages=packages,
         policy=policy,
-        modules=Modules(packages, bundler),
+        modules=Modules(packages, bundler, builds),
         search=Search.build(packages, res, policy),
         static=await anyio.to_thread.run_sync(load_page_files),
     )
     try:
         yield state
     finally:
+        builds.close()
         await state.settle()
         await packages.caches.aclose()
         await anyio.to_thread.run_sync(store.close)
@@ -259,7 +271,8 @@ async def _package(request: Request, address: PackageAddress) -> Response:
         found = state.store.file("npm", name, version, path)
         if found is None:
             raise AppError.not_found()
-        return sri_answer(pinned, found)
+        module = await anyio.to_thread.run_sync(_module_format, state.store, found)
+        return sri_answer(pinned, found, module)
     if address.file is None:  # the default file: where it is, and why
         reason = row.default_reason or ""
         headers = {
@@ -271,12 +284,27 @@ async def _package(request: Request, address: PackageAddress) -> Response:
     return await serve_stored(request, state, ("npm", name, version), path)
 
 
+def _module_format(store: Store, found: FileRow) -> ModuleFormat | None:
+    """A ``.js``/``.cjs``/``.mjs`` file's module format, from its first ``READ_BYTES``."""
+    if not found.path.lower().endswith((".js", ".cjs", ".mjs")):
+        return None
+    blob = store.blob_path(found.blob)
+    if blob is None:
+        return None
+    try:
+        with blob.open("rb") as file:
+            head = file.read(READ_BYTES)
+    except OSError:
+        return None
+    return module_format(head.decode("utf-8", errors="replace"))
+
+
 async def _esm(request: Request, name: str, version: str, subpath: str) -> Response:
     """The package (or its subpath) as a built ES module (``packages.esm.modules``)."""
     state = _state(request)
     url = module_url(name, version, subpath)
     for attempt in range(2):
-        row = await state.modules.row(name, version, subpath)
+        row = await _while_connected(request, state.modules.row(name, version, subpath))
         if "sri" in request.query_params:
             return sri_answer(url, row)
         try:
@@ -288,6 +316,12 @@ async def _esm(request: Request, name: str, version: str, subpath: str) -> Respo
     raise AppError.upstream("the built module is not available, retry", status=503)
 
 
+async def _while_connected(request: Request, work: Awaitable[T]) -> T:
+    """``await work``, given up (499) when the client leaves: a build nobody else waits for is
+    then stopped, its processes killed (``esm.pool``)."""
+    return await while_connected(request.receive, work)
+
+
 async def importmap(request: Request) -> Response:
     """``/npm/importmap?pkg=…``: an import map with every transitive module pinned."""
     state = _state(request)
@@ -297,7 +331,17 @@ async def importmap(request: Request) -> Response:
         for item in wanted:
             state.policy.check(item.name)
             guarded = state.policy.check_client(item.name, request.headers) or guarded
-        top, graph, users = await resolve_graph(state.modules, wanted, state.policy)
+        limit = resources(request).settings.importmap_timeout_s
+        try:
+            with anyio.fail_after(limit):
+                graph_of = resolve_graph(state.modules, wanted, state.policy)
+                top, graph, users = await _while_connected(request, graph_of)
+        except TimeoutError:
+            raise AppError.upstream(
+                f"the import map took longer than ASSETGATE_IMPORTMAP_TIMEOUT_S ({limit:g} s);"
+                " the modules built so far are kept: ask again",
+                status=504,
+            ) from None
         for ref in graph:
             guarded = state.policy.check_client(ref.name, request.headers) or guarded
     except AppError as exc:
