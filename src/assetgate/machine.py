@@ -1,7 +1,7 @@
 """How much memory this process may use, and the render budgets derived from it.
 
 A fixed 512 MiB job limit refused every full-size WebP of an RGBA image above ~13 MP on any
-machine (issue 36). The defaults of ``ASSETGATE_RENDER_MEMORY_BYTES`` (the budget every running
+machine. The defaults of ``ASSETGATE_RENDER_MEMORY_BYTES`` (the budget every running
 image job shares) and ``ASSETGATE_RENDER_JOB_MEMORY_BYTES`` (what one job may cost) therefore
 come from the memory the process may really use: the cgroup's limit (v2 ``memory.max``; v1
 ``memory.limit_in_bytes`` on older hosts) when one is set, else the machine's ``MemTotal``.

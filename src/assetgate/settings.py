@@ -171,7 +171,7 @@ class Settings(BaseSettings):
     minify_workers: int = Field(default=0, ge=0)  # 0: half the cores, at least one
     minify_timeout_s: float = Field(default=5.0, gt=0)
     max_jpeg_scans: int = Field(default=100, ge=1)
-    # images for the modern web (issue 25; docs/optimizer.md "Extensions")
+    # images for the modern web (docs/optimizer.md "Extensions")
     auto_formats: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["webp"])
     watermarks: JsonSetting = None  # JSON or its file, checked against the root at start
 
@@ -179,7 +179,7 @@ class Settings(BaseSettings):
     store: Path = Field(default_factory=_default_store)
     store_max_bytes: int = Field(default=2 * 1024 * 1024 * 1024, ge=1)
     npm_registry: str | None = None
-    # private and scoped registries, what may be served (issue 39; docs/packages.md)
+    # private and scoped registries, what may be served (docs/packages.md)
     npmrc: Path | None = None  # an .npmrc: registry=, @scope:registry=, //host/:_authToken=
     packages_allow: Annotated[list[str], NoDecode] = Field(default_factory=list)  # globs
     packages_deny: Annotated[list[str], NoDecode] = Field(default_factory=list)  # globs

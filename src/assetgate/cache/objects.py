@@ -11,7 +11,7 @@ files (``AWS_PROFILE``, read here: object_store does not read them).
 length, BLAKE2b), sealed with a keyed MAC (``seal``): BLAKE2b keyed with
 ``ASSETGATE_RESULT_STORE_KEY``, the secret every node shares, over the entry's name and bytes.
 Anyone with write access to the bucket could forge the unkeyed form, and another node served the
-forgery as a hit under the real ETag (issue 35); an entry that fails the MAC (forged, damaged,
+forgery as a hit under the real ETag; an entry that fails the MAC (forged, damaged,
 copied under another name, written with another key) is a miss, with one warning per name. A
 read asks for at most ``max_entry_bytes`` (the largest entry a render can produce,
 ``largest_entry``): a bigger object is a miss without being read whole, and a bigger entry is

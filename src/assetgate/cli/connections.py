@@ -20,7 +20,7 @@ with running requests. For a server that faces clients directly (docs/deploying.
 - **work budget** (``ASSETGATE_LIMIT_CONCURRENCY``): requests running at once; beyond it the
   answer is uvicorn's 503. Open connections do not count, and neither does a request while its
   body is still arriving: 1,024 uploads trickling one byte every 5 s once made every request a
-  503 (issue 35). It joins the count when its body is in. Past the connection budget, an upload
+  503. It joins the count when its body is in. Past the connection budget, an upload
   still arriving is evicted, slowest first, when no connection is idle.
 """
 

@@ -1,7 +1,7 @@
 """Every setting checked before anything starts: one line naming the variable, exit status 2.
 
 ``assetgate serve``, ``assetgate optimize`` and the app factory uvicorn's workers call run the
-same checks (issue 36 item 5, issue 37 step 4): what pydantic validates (``settings_errors``),
+same checks: what pydantic validates (``settings_errors``),
 then what needs the file system or a part's own parser — the document root, the directories the
 service writes (created when missing, then written to once), the JSON settings' meaning, the
 rate-limit parts. The first problem of each setting is one line; nothing prints a traceback.

@@ -79,7 +79,7 @@ def to_webp(
 
     A WebP over ``max_output_bytes`` is a 413 and never reaches the disk: a small, highly
     compressible PNG at ``quality=100`` can encode to 180 times its size (docs/convert.md). So is
-    one over ``max_growth`` times its upload once it is over ``GROWTH_FLOOR_BYTES`` (issue 35: a
+    one over ``max_growth`` times its upload once it is over ``GROWTH_FLOOR_BYTES`` (a
     55 KB PNG made a 40.5 MB WebP, 740x, within the caps); 0 turns that check off.
     """
 

@@ -14,7 +14,7 @@ libwebp's encode.
 
 Efforts are chosen by measurement (docs/optimizer.md "Encoders"): WebP effort 4 (libwebp's default)
 spends 6-7 % fewer bytes than effort 2 at equal SSIMULACRA2 for twice its encode CPU (an 800 px
-photo: 26 against 13 ms); before issue 41 it was effort 2, half of libwebp's default for
+photo: 26 against 13 ms); it was once effort 2, half of libwebp's default for
 about 2 % more bytes; AVIF effort 0 (aom speed 9) encodes an 800 px photo in a fifth of effort 2's
 time for the same bytes and PSNR (docs/benchmarks.md, "AVIF against WebP"). Every
 saver runs with ``keep="none"``: EXIF (GPS!), XMP, IPTC and ICC are dropped; pixels are already

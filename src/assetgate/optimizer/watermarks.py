@@ -6,7 +6,7 @@ the document root (the same path check as a request), checked to be an image by 
 and its header read under the request's decode limits (JPEG scans, GIF canvas, frames, disabled
 codecs) with a pixel cap of its own, ``MAX_WATERMARK_PIXELS``: a watermark is decoded for each
 render that asks for it, so a 49 MP one cost 29x the CPU of a logo per output width, and a 400 MP
-PNG, a 2,080-scan JPEG and a 5,000-frame GIF were accepted (issue 35). The header check is
+PNG, a 2,080-scan JPEG and a 5,000-frame GIF were accepted. The header check is
 ``optimizer.watermark_images`` (libvips, Pillow), handed in as ``check``: this module stays pure
 for the planning contract. A bad entry stops the server naming the variable. Each watermark's
 bytes and placement are in ``fingerprint``, which goes into every image ETag: changing a logo

@@ -2,7 +2,7 @@
 
 A HEAD of a key that does not exist proved nothing: against SeaweedFS with virtual-hosted
 addressing the bucket fell out of the URL, every HEAD was a 404 and the check said "ok" while
-every file was a 404 (issue 36). So a source bucket is listed (one key under its prefix: a
+every file was a 404. So a source bucket is listed (one key under its prefix: a
 missing bucket is ``NoSuchBucket``, a misread one lists nothing), and the result store, which
 must be written too, gets a write/read/delete round trip of one small object.
 

@@ -14,11 +14,11 @@ what this process keeps (least recently used goes first). A small ``.meta`` file
 holds its validators, so a restarted node revalidates instead of fetching again.
 
 Several processes may share one directory (``--workers N``): a copy another one evicted or
-replaced is fetched again, never answered 404 on a 304 (issue 35, item 6). A partial download is
+replaced is fetched again, never answered 404 on a 304. A partial download is
 ``tmp/<pid>.<random>.part``; at start the ones whose process is gone (a crash) or older than any
 fetch may run are removed and counted. A full disk (ENOSPC) evicts the least recently used copies
 this process holds and tries once more; still full, the answer is a 503 with ``Retry-After`` and
-``/readyz`` lists the cache as full until a copy is written again (issue 35, item 7).
+``/readyz`` lists the cache as full until a copy is written again.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ unspecified, reserved and documentation ranges, and the IPv6 forms that carry an
 inside (IPv4-mapped ::ffff:0:0/96, IPv4-compatible ::/96, SIIT ::ffff:0:0:0/96, NAT64
 64:ff9b::/96, 6to4 2002::/16) when the address inside is one of those; forms whose inside cannot
 be checked (Teredo 2001::/32, local-use NAT64 64:ff9b:1::/48) are refused. An IPv6 address outside
-all of these passes only inside global unicast 2000::/3 (issue 35: ``[::127.0.0.1]`` and
+all of these passes only inside global unicast 2000::/3 (``[::127.0.0.1]`` and
 ``[::ffff:0:7f00:1]`` both passed; Python 3.11's ``is_global`` calls them global). See
 docs/sources.md.
 """

@@ -90,7 +90,7 @@ def _unavailable(name: str, exc: Exception, seconds: float) -> AppError:
 
     504 only for a deadline that passed: the store client's own timeout (an HTTP error of kind
     ``Timeout``, or "timed out"). Every error names its ``retry_timeout`` setting, so "timeout"
-    in the text says nothing (issue 35: a refused connection read as "no answer within 20 s" in
+    in the text says nothing (a refused connection read as "no answer within 20 s" in
     0.08 s); a connection refused or reset is the 502 "unreachable"."""
     text = str(exc)
     log.warning("source %s: %s", name, type(exc).__name__)

@@ -3,7 +3,7 @@
 The nginx template keys its shared cache on a format bucket it reads from ``Accept`` with a map
 of patterns, and sends that bucket along (``X-Assetgate-Format-Bucket``). A pattern cannot parse
 RFC 9110 lists (quoted strings, parameters, repeated ranges), so for some spellings the edge and
-the app would disagree, and the app's answer would be kept under another bucket's key: issue 35's
+the app would disagree, and the app's answer would be kept under another bucket's key: once
 ``Accept: image/webp;q=0,image/webp`` got WebP from the app, stored in nginx's ``auto`` bucket and
 served to browsers without WebP. Here the app compares the edge's bucket with its own reading
 (``web.negotiation.edge_bucket``) and, when they differ, marks the answer ``X-Accel-Expires: 0``:

@@ -12,7 +12,7 @@ not by ``str.split``. For one representation (our outputs carry no media-type pa
 - **a range repeated** (``image/webp;q=0, image/webp``): RFC 9110 does not say which wins. Here
   the lowest weight does, so any ``q=0`` for the range excludes it. It is the reading a cache key
   can follow with one pattern (the nginx template's map: a ``q=0`` anywhere means no), and the
-  cautious one: a client that once says it cannot take WebP does not get WebP (issue 35: the
+  cautious one: a client that once says it cannot take WebP does not get WebP (the
   last one won here while nginx read the first, and one request poisoned the edge cache).
 
 Several header lines of one field are one list (RFC 9110 §5.3): callers join them

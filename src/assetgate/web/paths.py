@@ -93,7 +93,7 @@ def locate(real_root: str, untrusted: str, *, reserved: tuple[str, ...] = ()) ->
 def still_direct(real: str, depth: int) -> os.stat_result | None:
     """The ``lstat`` of a file the gate found with no symlink on its way, or None when the file
     or one of the ``depth`` directories above it is now a symlink (or gone): a directory
-    swapped for a link leaving the root must not keep the old answer (issue 24)."""
+    swapped for a link leaving the root must not keep the old answer."""
     try:
         info = os.lstat(real)
         if stat.S_ISLNK(info.st_mode) or _through_symlink(real, depth):

@@ -3,7 +3,7 @@
 A server may ignore ``Range``, and must ignore a range unit it does not understand; a byte range
 set that does not parse, or whose range has its last position before its first (``bytes=5-1``),
 is not a range request at all, so the answer is the whole file with 200. Starlette's
-``FileResponse`` answered those with a ``text/plain`` 400 (issue 35). A valid range past the
+``FileResponse`` answered those with a ``text/plain`` 400. A valid range past the
 end is still its 416.
 """
 

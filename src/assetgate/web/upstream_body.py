@@ -2,7 +2,7 @@
 
 httpx undoes ``Content-Encoding`` itself, each received chunk in one zlib call on the event loop
 and every coding of a stack in turn: ~1.8 KB sent as ``Content-Encoding: gzip, gzip`` became
-1 GiB in one call (issue 35; a 6.6 s freeze and 3.2 GiB through an origin, 11.4 s through RDAP).
+1 GiB in one call (a 6.6 s freeze and 3.2 GiB through an origin, 11.4 s through RDAP).
 So every upstream answer (origin, registry, library catalog, search, RDAP) is read here from its
 raw bytes instead:
 

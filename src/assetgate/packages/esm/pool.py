@@ -2,7 +2,7 @@
 
 A build is a node + esbuild process group that may take its whole deadline (3,000 CommonJS files
 requiring each other took 20 s). On the work gate, three such builds held every CPU slot and image
-renders got 503s (issue 35, item 4). Here builds have their own door, as minifying has
+renders got 503s. Here builds have their own door, as minifying has
 (``minify.pool``): ``ASSETGATE_ESM_BUILD_WORKERS`` threads (half the cores, at least one), each
 driving one build, at most ``ASSETGATE_ESM_BUILD_QUEUE`` waiting, each waiting at most a build's
 deadline (then 503 with ``Retry-After``). A job whose callers all left is stopped: its process
