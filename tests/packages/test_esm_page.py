@@ -43,6 +43,7 @@ def test_search_page_offers_a_copy_ready_import_map(
             page.on("pageerror", lambda exc: errors.append(str(exc)))
             page.goto(f"{base}/npm")
             page.locator("#q").press_sequentially("widget", delay=30)
+            expect(page.locator("#status")).to_have_text("2 of 2 results for “widget”")
             expect(page.locator("#results .result")).to_have_count(2)
             package, library = page.locator("#results .result").all()
             assert library.locator(".esm").is_hidden()  # a catalog file is no npm package

@@ -57,6 +57,8 @@ def test_search_page_renders_escaped_results(
             page.on("dialog", lambda dialog: errors.append(f"dialog: {dialog.message}"))
             page.goto(f"{live_app}/npm")
             page.locator("#q").press_sequentially("widget", delay=30)
+            # A search for a prefix ("wi") may answer first: wait for the whole word's answer.
+            expect(page.locator("#status")).to_have_text("3 of 3 results for “widget”")
             expect(page.locator("#results .result")).to_have_count(3)
             names = page.locator("#results .name").all_text_contents()
             kinds = page.locator("#results .kind").all_text_contents()
@@ -181,6 +183,7 @@ def test_search_page_says_which_catalog_failed(
             page = browser.new_page()
             page.goto(f"{base}/npm")
             page.locator("#q").press_sequentially("widget", delay=30)
+            expect(page.locator("#status")).to_have_text("1 of 1 result for “widget”")
             expect(page.locator("#results .result")).to_have_count(1)
             expect(page.locator("#warnings")).to_be_visible()
             assert page.locator("#warnings").text_content() == (

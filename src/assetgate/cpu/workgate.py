@@ -180,7 +180,11 @@ class WorkGate:
             if ticket in self._waiting:
                 self._waiting.remove(ticket)
                 self._forget(ticket, reserved=False)
-            # A ticket already handed to the pool is released by ``_execute`` when it skips it.
+            else:
+                # Handed to the pool: its place is free now, not only when a thread gets to skip
+                # it (``_execute`` then finds it forgotten), so the next request is admitted.
+                self._forget(ticket, reserved=True)
+                self._dispatch()
             return True
 
     def _fits(self, cost: int) -> bool:
