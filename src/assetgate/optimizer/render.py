@@ -21,7 +21,7 @@ from assetgate.errors import AppError
 from assetgate.imaging.cost import JobTerms, fitting_pixels, mib, peak_bytes
 from assetgate.imaging.encode import encode
 from assetgate.imaging.formats import HEAD_BYTES, ImageInput, InputFormat, OutputFormat, sniff
-from assetgate.imaging.integrity import tolerating_harmless
+from assetgate.imaging.integrity import ends_with_eoi, tolerating_harmless
 from assetgate.imaging.load import SourceInfo, decoding, open_image, probe
 from assetgate.optimizer.bytebudget import fit_quality
 from assetgate.optimizer.info import describe
@@ -95,6 +95,7 @@ class Probed:
     fmt: InputFormat
     info: SourceInfo
     plan: Plan
+    ended: bool = False  # a JPEG that ends with its EOI: the render reads no tail again
 
     @property
     def cost(self) -> int:
@@ -158,7 +159,7 @@ def prepare(job: Job, *, reencode: bool = False) -> Probed | Outcome:
         if not reencode:
             return Outcome(fmt, plan.output, None, info.width, info.height)
         plan = replace(plan, passthrough=False)
-    ready = Probed(src, fmt, info, plan)
+    ready = Probed(src, fmt, info, plan, fmt == "jpeg" and ends_with_eoi(src))
     if job.spec.info:  # ``info=1`` only reads the header and the pixels' statistics
         return ready
     if plan.fallback is not None and not reencode and not ready.fits(decode.max_job_bytes):
@@ -207,6 +208,7 @@ def render(job: Job, ready: Probed) -> Outcome:
                 info=info,
                 fast_shrink=job.fast_shrink,
                 one_pass=_one_pass(plan, info),
+                ended=ready.ended,
             )
             if plan.trim:
                 image, current = _trimmed(job, image, plan, info)
