@@ -33,7 +33,7 @@ def probes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     seen: list[Path] = []
 
     def counting(job: render.Job) -> render.Probed | render.Outcome:
-        seen.append(job.path)
+        seen.append(Path(job.path))
         return render.prepare(job)
 
     monkeypatch.setattr(variants, "prepare", counting)  # the image variant's work

@@ -34,7 +34,7 @@ from assetgate.settings import Settings
 
 @dataclass(frozen=True, slots=True)
 class Job:
-    path: Path
+    path: Path | str  # a str from the route (the path check's real path: no Path to build)
     size: int  # bytes of the source, from the route's stat
     spec: ImageSpec
     negotiation: Negotiation
@@ -49,7 +49,7 @@ class Job:
         cls,
         settings: Settings,
         *,
-        path: Path,
+        path: Path | str,
         size: int,
         spec: ImageSpec,
         negotiation: Negotiation,
@@ -133,9 +133,11 @@ class Probed:
         """Read from the file's name; a small file's ``src`` is its head, i.e. its bytes."""
         return isinstance(self.src, Path | str)
 
-    def at(self, path: Path) -> Probed:
+    def at(self, path: Path | str) -> Probed:
         """The same header read through another name of the version (the first may be gone)."""
-        return replace(self, src=path) if self.by_name else self
+        if not self.by_name or self.src == path:  # most often the very name it was read by
+            return self
+        return replace(self, src=path)
 
 
 def process(job: Job, *, reencode: bool = False) -> Outcome:
@@ -255,7 +257,7 @@ def _encoded(job: Job, image: pyvips.Image, plan: Plan, fmt: InputFormat) -> Out
     )  # fmt: skip
 
 
-def _open_source(path: Path, size: int) -> tuple[ImageInput, InputFormat]:
+def _open_source(path: Path | str, size: int) -> tuple[ImageInput, InputFormat]:
     """Read the head once; a small file is read whole and decoded from memory."""
     try:
         with open(path, "rb") as handle:
