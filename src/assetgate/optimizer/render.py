@@ -96,13 +96,15 @@ class Probed:
     info: SourceInfo
     plan: Plan
     ended: bool = False  # a JPEG that ends with its EOI: the render reads no tail again
+    #: The render's measured peak memory (``imaging.cost``), what the door admits it by: worked
+    #: out once with the header, not at every render of the remembered version.
+    cost: int = field(init=False)
 
-    @property
-    def cost(self) -> int:
-        """The render's measured peak memory (``imaging.cost``), what the door admits it by."""
+    def __post_init__(self) -> None:
         plan = self.plan
         terms = _cost_terms(plan, self.info)
-        return peak_bytes(self.info, out_pixels=plan.width * plan.height, **terms)
+        cost = peak_bytes(self.info, out_pixels=plan.width * plan.height, **terms)
+        object.__setattr__(self, "cost", cost)
 
     def fits(self, ceiling: int) -> bool:
         """The render counts at most ``ceiling`` (0: no ceiling)."""
