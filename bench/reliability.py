@@ -14,6 +14,11 @@ Three figures, each read from the server process itself (``/proc/<pid>``), never
    Target for all: under 600 MB with the defaults.
 
 The server runs with its defaults (``assetgate serve``), one process, on loopback.
+
+``--uploads`` measures issue 35's slow uploads instead (about 30 s): 1,100 multipart heads to
+``/api/convert``, each body then trickling one byte every 5 s; the latency of ordinary requests
+(``/healthz``, a small file) while they are held, against the same requests with none held, and
+when the body deadline (``ASSETGATE_BODY_MIN_RATE`` after ``ASSETGATE_BODY_GRACE_S``) closed them.
 """
 
 from __future__ import annotations
@@ -21,8 +26,11 @@ from __future__ import annotations
 import argparse
 import collections
 import concurrent.futures
+import contextlib
 import os
+import resource
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -171,12 +179,95 @@ def convert(root: Path, name: str) -> Callable[[httpx.Client, str], int]:
     return send
 
 
+UPLOAD_HEAD = (
+    b"POST /api/convert HTTP/1.1\r\nHost: bench\r\nContent-Type: multipart/form-data; "
+    b"boundary=b\r\nContent-Length: 100000\r\n\r\n--b\r\n"
+)
+
+
+def ordinary(base: str, rounds: int = 10) -> list[tuple[int, float]]:
+    """(status, seconds) of ``rounds`` x (/healthz, a small file), one at a time."""
+    answers = []
+    with httpx.Client(base_url=base, timeout=10) as client:
+        for _ in range(rounds):
+            for path in ("/healthz", "/small.txt"):
+                started = time.monotonic()
+                try:
+                    status = client.get(path, headers={"Connection": "close"}).status_code
+                except httpx.HTTPError:
+                    status = 0
+                answers.append((status, time.monotonic() - started))
+    return answers
+
+
+def waiting(sock: socket.socket) -> bool:
+    """Nothing came back (no answer, no close): the upload is still held."""
+    try:
+        sock.recv(1)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def slow_uploads(root: Path, count: int = 1100) -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, count + 512)), hard))
+    (root / "small.txt").write_text("hello")
+    # The rate limit off (as in the issue's run): else all but the first ~100 get a 429 at once.
+    server = Server(root, ASSETGATE_RATE_LIMIT="100000/10 seconds")
+    uploads: list[socket.socket] = []
+    try:
+        alone = ordinary(server.base)
+        started = time.monotonic()
+        for _ in range(count):
+            sock = socket.create_connection(("127.0.0.1", server.port))
+            sock.sendall(UPLOAD_HEAD)
+            sock.setblocking(False)
+            uploads.append(sock)
+        opened = time.monotonic() - started
+        held = ordinary(server.base)  # within the 10 s grace: all still held
+        print("  held latencies (ms, in order):", [round(t * 1000) for _, t in held])
+        open_now = sum(waiting(sock) for sock in uploads)
+        next_byte = started + 5
+        cut_at = None
+        while time.monotonic() - started < 30 and cut_at is None:
+            if time.monotonic() >= next_byte:
+                for sock in uploads:
+                    with contextlib.suppress(OSError):
+                        sock.send(b"x")
+                next_byte += 5
+            time.sleep(0.25)
+            if not any(waiting(sock) for sock in uploads):
+                cut_at = time.monotonic() - started
+    finally:
+        for sock in uploads:
+            sock.close()
+        server.close()
+    median_alone = statistics.median(t for _, t in alone)
+    median_held = statistics.median(t for _, t in held)
+    print(f"{count} trickling uploads opened in {opened:.1f} s; {open_now} still held after")
+    worst_alone = max(t for _, t in alone) * 1000
+    print(f"  ordinary requests alone: {collections.Counter(s for s, _ in alone)}, median "
+          f"{median_alone * 1000:.0f} ms, max {worst_alone:.0f} ms")  # fmt: skip
+    print(f"  with them held: {collections.Counter(s for s, _ in held)}, median "
+          f"{median_held * 1000:.0f} ms ({median_held / median_alone:.1f}x), max "
+          f"{max(t for _, t in held) * 1000:.0f} ms")  # fmt: skip
+    when = "never (30 s)" if cut_at is None else f"{cut_at:.1f} s after the first"
+    print(f"  all closed by the body deadline: {when}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--peaks-only", action="store_true", help="skip the abandoned-work figure")
+    parser.add_argument("--uploads", action="store_true", help="only the slow-upload figure")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
+        if args.uploads:
+            slow_uploads(root)
+            return
         make_inputs(root)
         if not args.peaks_only:
             one, twenty = abandoned(root)

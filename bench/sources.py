@@ -141,7 +141,10 @@ async def run(rounds: int, tmp: Path) -> dict[str, list[float]]:
                 **extra,
             )
 
-        shared: dict[str, Any] = {"result_store": "s3://bench/results"}
+        shared: dict[str, Any] = {
+            "result_store": "s3://bench/results",
+            "result_store_key": "the bench nodes' shared result-store key",
+        }
         redis = start_redis(tmp)
         if redis is not None:
             shared["redis_url"] = redis[1]

@@ -32,6 +32,7 @@ from pathlib import Path
 VENV_BIN = Path(sys.executable).parent
 ACCESS_KEY = "assetgatedemo"
 SECRET_KEY = "assetgate-demo-secret-not-for-production"
+RESULT_STORE_KEY = "two-nodes-demo-shared-result-store-key"  # both nodes: one secret
 WEED_PORTS = (
     "master.port", "master.port.grpc", "volume.port", "volume.port.grpc", "filer.port",
     "filer.port.grpc", "s3.port", "s3.port.grpc", "admin.port", "admin.port.grpc",
@@ -145,6 +146,7 @@ def cluster(work: Path) -> Iterator[dict[str, str]]:
             settings = {
                 "ASSETGATE_ROOT": "s3://images/originals",
                 "ASSETGATE_RESULT_STORE": "s3://images/results",
+                "ASSETGATE_RESULT_STORE_KEY": RESULT_STORE_KEY,
                 "ASSETGATE_S3_ENDPOINT_URL": endpoint,
                 "ASSETGATE_S3_PATH_STYLE": "true",
                 "ASSETGATE_REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",

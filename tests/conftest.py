@@ -8,7 +8,6 @@ import shutil
 import socket
 import subprocess
 import threading
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -22,8 +21,16 @@ from assetgate.app import create_app
 from assetgate.settings import Settings
 from tests.serve_process import Start, pick_port, serve
 from tests.sources.servers import ACCESS_KEY, REGION, SECRET_KEY, WEED, Seaweed, seaweed
+from tests.waiting import wait_until
 
 REQUIRE_ALL = os.environ.get("ASSETGATE_REQUIRE_ALL") == "1"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """CI (``ASSETGATE_REQUIRE_ALL=1``) runs every test: a ``-m`` selection there is a mistake."""
+    if REQUIRE_ALL and config.option.markexpr:
+        selection = config.option.markexpr
+        raise pytest.UsageError(f"ASSETGATE_REQUIRE_ALL=1: every test runs; -m {selection!r} skips")
 
 
 def require(condition: bool, reason: str) -> None:
@@ -40,6 +47,39 @@ def require_binary(name: str) -> str:
     require(path is not None, f"{name} is not installed")
     assert path is not None
     return path
+
+
+# Fixtures that make every test using them slow (./scripts/test --quick leaves those tests out).
+SLOW_FIXTURES = frozenset({"browser"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark, group and order the tests for pytest-xdist (docs/testing.md):
+
+    - a test using a fixture of ``SLOW_FIXTURES`` is ``slow``;
+    - the tests of a module sharing a module-scoped fixture (a built image, nginx, a live server)
+      form one ``xdist_group``: ``--dist loadgroup`` runs them on one worker, the fixture is set
+      up once there, as in a serial run; every other test goes to whichever worker is free;
+    - modules with a slow test run first (the longest jobs start at once instead of ending the
+      run alone); the order inside a module is kept."""
+    for item in items:
+        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+        if _shares_a_module_fixture(item) and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    slow_modules = {i.nodeid.split("::")[0] for i in items if i.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.nodeid.split("::")[0] not in slow_modules)
+
+
+def _shares_a_module_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(
+        definition.scope in ("module", "package", "class")
+        for definitions in info.name2fixturedefs.values()
+        for definition in definitions
+    )
 
 
 @pytest.fixture
@@ -151,14 +191,14 @@ class RedisServer:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )  # fmt: skip
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if self._pong():
-                return
-            if self.process.poll() is not None:
-                break
-            time.sleep(0.02)
-        raise RuntimeError(f"redis-server did not start on port {self.port}")
+        process = self.process
+        wait_until(
+            lambda: self._pong() or process.poll() is not None,
+            timeout=20,
+            message=f"redis-server on port {self.port}",
+        )
+        if process.poll() is not None:
+            raise RuntimeError(f"redis-server did not start on port {self.port}")
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -218,11 +258,8 @@ def live_server(settings: Settings) -> Iterator[str]:
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        assert thread.is_alive(), "uvicorn stopped while starting"
-        time.sleep(0.02)
+    wait_until(lambda: server.started or not thread.is_alive(), timeout=30, message="uvicorn")
+    assert server.started, "uvicorn stopped while starting"
     port = server.servers[0].sockets[0].getsockname()[1]
     try:
         yield f"http://127.0.0.1:{port}"

@@ -5,16 +5,18 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+
+from tests.waiting import wait_until
 
 COMMAND = (sys.executable, "-m", "assetgate")  # the venv's ``assetgate``, whatever PATH says
 # Upstreams nobody listens on: a served process never reaches past loopback.
@@ -25,11 +27,49 @@ NO_UPSTREAMS = {
 }
 
 
+# Ports for servers a test starts, below Linux's ephemeral range (32768-60999 by default), so no
+# outgoing connection's port and no OS-picked ``bind(0)`` lands on one between the pick and the
+# bind. The range is split between pytest-xdist's workers (PYTEST_XDIST_WORKER=gw<N>): two workers
+# never pick the same port. Each run starts at a random offset in its share, so two runs on one
+# machine (engineers, CI) rarely walk the same ports; a port still in use is skipped.
+PORT_RANGE = range(10_000, 32_000)
+
+
+def _port_share() -> range:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    index = int(worker) if worker.isdigit() else 0
+    size = len(PORT_RANGE) // max(count, 1)
+    start = PORT_RANGE.start + index * size
+    return range(start, start + size)
+
+
+def _port_cycle() -> Iterator[int]:
+    share = _port_share()
+    offset = random.randrange(len(share))
+    while True:
+        yield from share[offset:]
+        yield from share[:offset]
+        offset = 0
+
+
+_ports = _port_cycle()
+
+
 def pick_port() -> int:
-    """A free loopback port (the OS picks it; another test may race, as with every such helper)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A loopback port free now, from this xdist worker's own share of ``PORT_RANGE``.
+
+    Every call returns the next port of the share (a port comes round again only after the whole
+    share), so a port a test closed is not handed to the next test while it may still be held."""
+    for _ in range(1000):
+        port = next(_ports)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue  # held by another process: the next one
+            return port
+    raise AssertionError(f"no free loopback port in {_port_share()}")
 
 
 def clean_env(extra: Mapping[str, str]) -> dict[str, str]:
@@ -134,14 +174,18 @@ def wait_healthy(
     base: str, process: subprocess.Popen[bytes], log: Path, timeout: float = 60
 ) -> None:
     """Until ``base``/healthz answers 200; the process's log in the failure when it never does."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def answered() -> bool:
         if process.poll() is not None:
             raise AssertionError(f"{process.args} exited: {log.read_text(errors='replace')}")
         try:
-            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                return
+            return httpx.get(f"{base}/healthz", timeout=1).status_code == 200
         except httpx.HTTPError:
-            pass
-        time.sleep(0.05)
-    raise AssertionError(f"{process.args} did not answer: {log.read_text(errors='replace')}")
+            return False
+
+    wait_until(
+        answered,
+        timeout=timeout,
+        interval=0.05,
+        message=lambda: f"{process.args} answering: {log.read_text(errors='replace')}",
+    )

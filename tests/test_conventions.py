@@ -129,6 +129,7 @@ SAMPLES: dict[str, tuple[str, ...]] = {
     "/api/whois": ("/api/whois?domain=example.fr", "/api/whois?domain=a..fr"),
     "/api/whois/json": ("/api/whois/json?domain=example.fr",),
     "/api/convert": ("/api/convert",),
+    "/admin/purge": ("/admin/purge",),
     "/ui": ("/ui",),
     "/ui/{rest:path}": ("/ui/", "/ui/optimizer", "/ui/static/ui.css", "/ui/files?q=photo"),
 }

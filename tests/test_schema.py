@@ -71,6 +71,7 @@ def live_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         rate_limit="100000/1 second",
         upstream_timeout_s=1,
         whois_timeout_s=1,
+        admin_token="schema-tests-admin-token-0123456789",  # /admin/purge on: 401/405, not 404
     )
     with live_server(app_settings) as url:
         yield url

@@ -134,6 +134,7 @@ def live_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         upstream_timeout_s=2,
         whois_timeout_s=2,
         watermarks=json.dumps({"logo": {"path": "logo.png"}}),
+        admin_token="schema-tests-admin-token-0123456789",  # /admin/purge on: 401/405, not 404
     )
     try:
         with live_server(app_settings) as url:

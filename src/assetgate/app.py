@@ -19,6 +19,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Scope
 
 from assetgate import __version__
+from assetgate.admin.routes import PART as ADMIN
 from assetgate.convert.routes import PART as CONVERT
 from assetgate.errors import AppError
 from assetgate.imaging import vips
@@ -34,6 +35,7 @@ from assetgate.serving.hotlane import HotLane, HotLaneApp
 from assetgate.settings import Settings
 from assetgate.ui.routes import PART as UI
 from assetgate.web.controlchars import RefuseControlCharacters
+from assetgate.web.edgebucket import EdgeBucketCheck
 from assetgate.web.openapi import API_VERSION, make_document
 from assetgate.web.ratelimit import Network, parse_networks, storage_uri
 from assetgate.web.responses import on_app_error, on_http_exception, on_unexpected
@@ -42,7 +44,7 @@ from assetgate.web.urllimit import UrlLimit
 from assetgate.whois.routes import PART as WHOIS
 
 # The optimizer's catch-all "/{path}" route must come last.
-PARTS: tuple[Part, ...] = (PACKAGES, CONVERT, WHOIS, UI, OPTIMIZER)
+PARTS: tuple[Part, ...] = (PACKAGES, CONVERT, WHOIS, UI, ADMIN, OPTIMIZER)
 
 
 #: The app's own paths: ``interface="other"`` in the access log and the metrics.
@@ -61,7 +63,9 @@ def lane_of(scope: Scope) -> HotLane | None:
 class ObservedStarlette(Starlette):
     """Starlette with ``Observe`` outside its error middleware, so a 500 is seen and tagged too,
     and the hot lane between them: a replayed answer is observed like any other. A path with a
-    control character is refused before either (web/controlchars.py)."""
+    control character is refused before either (web/controlchars.py); an answer the nginx edge
+    would keep under another format bucket than the app's is marked not to be kept
+    (web/edgebucket.py)."""
 
     def __init__(
         self,
@@ -79,7 +83,7 @@ class ObservedStarlette(Starlette):
     def build_middleware_stack(self) -> ASGIApp:
         lane = HotLaneApp(super().build_middleware_stack(), lane_of=lane_of)
         return Observe(
-            RefuseControlCharacters(UrlLimit(lane, self._max_url_bytes)),
+            EdgeBucketCheck(RefuseControlCharacters(UrlLimit(lane, self._max_url_bytes))),
             trusted=self._trusted,
             interfaces=self._interfaces,
         )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import httpx
 from starlette.requests import Request
@@ -21,9 +21,12 @@ from assetgate.cache import (
     ObjectTier,
     SharedTier,
     connect,
+    largest_entry,
+    mac_key,
     s3_store,
 )
 from assetgate.cache.lock import RenderLock
+from assetgate.cache.purgeindex import PurgeIndex
 from assetgate.cpu.workgate import WorkGate
 from assetgate.imaging.limits import DecodeLimits
 from assetgate.minify import result_codec as minify_codec
@@ -56,6 +59,8 @@ class Resources:
     minify_pool: MinifyPool  # where CSS/JS renders run: minifying in killable processes
     mounts: Mounts  # where the optimizer's files come from (directory, bucket, origin)
     result_store: ObjectTier | None  # ASSETGATE_RESULT_STORE: rendered images every node shares
+    purge_index: PurgeIndex  # source path -> the keys stored for it (in Redis when configured)
+    caches: list[Cache[Any]]  # every result cache, for a purge (``assets`` and the parts')
 
     @classmethod
     def build(
@@ -73,6 +78,7 @@ class Resources:
         versions = FileVersions(body_budget_bytes=settings.file_memory_bytes)
         result_store = _result_store(settings, metrics)
         shared = SharedTier(connect(settings.redis_url)) if settings.redis_url else None
+        purge_index = PurgeIndex(shared.client if shared is not None else None)
         results = None
         if settings.result_cache_bytes > 0:
             results = DiskTier(settings.result_cache_dir, settings.result_cache_bytes)
@@ -85,6 +91,15 @@ class Resources:
             queue_depth=metrics.queue_depth,
             in_flight=metrics.in_flight,
         )
+        assets: Cache[Rendered] = Cache(
+            minify_codec.NAME,
+            minify_codec.RENDERED,
+            memory_bytes=settings.asset_cache_bytes,
+            disk=results,
+            index=purge_index,
+            metrics=metrics,
+            ttl=minify_codec.ttl,
+        )
         return cls(
             settings=settings,
             http=http,
@@ -95,18 +110,13 @@ class Resources:
             versions=versions,
             shared=shared,
             result_disk=results,
-            assets=Cache(
-                minify_codec.NAME,
-                minify_codec.RENDERED,
-                memory_bytes=settings.asset_cache_bytes,
-                disk=results,
-                metrics=metrics,
-                ttl=minify_codec.ttl,
-            ),
+            assets=assets,
             hot_lane=HotLane(versions, enabled=replay, answered=metrics.hot_lane_answers),
             minify_pool=MinifyPool.from_settings(settings, gate),
             mounts=Mounts.from_settings(settings, metrics, result_store, shared, versions),
             result_store=result_store,
+            purge_index=purge_index,
+            caches=[assets],
         )
 
     def cache(
@@ -123,7 +133,7 @@ class Resources:
     ) -> Cache[T]:
         """A named cache for a part, over the result-cache disk, Redis and the shared result
         store (each when configured and asked for)."""
-        return Cache(
+        made = Cache(
             name,
             codec,
             memory_bytes=memory_bytes,
@@ -133,8 +143,11 @@ class Resources:
             shared=self.shared if shared else None,
             store=self.result_store if stored else None,
             lock=RenderLock(self.shared) if stored and self.shared is not None else None,
+            index=self.purge_index,
             metrics=self.metrics,
         )
+        self.caches.append(made)
+        return made
 
     async def aclose(self) -> None:
         self.minify_pool.close()
@@ -153,7 +166,13 @@ def _result_store(settings: Settings, metrics: Metrics) -> ObjectTier | None:
     location = parse_location(settings.result_store)
     assert isinstance(location, Bucket)
     store = s3_store(location.bucket, location.prefix, settings)
-    return ObjectTier(store, results=metrics.result_store)
+    assert settings.result_store_key is not None  # required with a store (settings)
+    return ObjectTier(
+        store,
+        key=mac_key(settings.result_store_key),
+        max_entry_bytes=largest_entry(settings),
+        results=metrics.result_store,
+    )
 
 
 def resources(request: Request) -> Resources:

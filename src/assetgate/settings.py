@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 import limits
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEMO_ROOT = Path(__file__).parent / "demo"
@@ -24,6 +24,7 @@ RENAMED: dict[str, str] = {
     "ASSETGATE_ORIGIN_READ_TIMEOUT_S": "ASSETGATE_SOURCE_READ_TIMEOUT_S",
 }
 MIN_SIGNING_KEY_LENGTH = 32
+MIN_ADMIN_TOKEN_LENGTH = 24
 
 
 def _cache_home() -> Path:
@@ -98,7 +99,11 @@ class Settings(BaseSettings):
     disabled_codecs: Annotated[list[str], NoDecode] = Field(default_factory=list)
     render_workers: int = Field(default_factory=_default_render_workers, ge=1)
     render_queue: int = Field(default=64, ge=0)
-    webp_effort: int = Field(default=2, ge=0, le=6)
+    webp_effort: int = Field(default=4, ge=0, le=6)  # docs/optimizer.md "Encoders"
+    #: ``quality=auto``: the SSIMULACRA2 score a bare ``auto`` reaches (docs/optimizer.md).
+    auto_quality_target: int = Field(default=75, ge=30, le=95)
+    #: ``auto``: requests naming no quality get ``quality=auto`` (the spec's ``85`` otherwise).
+    default_quality: Literal["85", "auto"] = "85"
     avif_effort: int = Field(default=0, ge=0, le=9)  # docs/benchmarks.md: AVIF against WebP
     vips_concurrency: int = Field(default=1, ge=1)
     fast_shrink: bool = True
@@ -131,6 +136,9 @@ class Settings(BaseSettings):
     esm_node: str = "node"
     esm_build_timeout_s: float = Field(default=20.0, gt=0)
     esm_build_memory_bytes: int = Field(default=2 * 1024 * 1024 * 1024, ge=512 * 1024 * 1024)
+    esm_build_workers: int = Field(default=0, ge=0)  # 0: half the cores, at least one
+    esm_build_queue: int = Field(default=16, ge=0)
+    importmap_timeout_s: float = Field(default=120.0, gt=0)
     # The service's own address as browsers reach it, for the absolute URLs of import maps; None:
     # the request's (its Host header, so behind a proxy or a CDN set this).
     public_url: str | None = None
@@ -149,6 +157,7 @@ class Settings(BaseSettings):
     work_dir: Path | None = None  # where conversion writes its per-request files; None: system temp
     convert_output_max_bytes: int = Field(default=64 * 1024 * 1024, ge=1)
     convert_output_max_total_bytes: int = Field(default=256 * 1024 * 1024, ge=1)
+    convert_max_growth: float = Field(default=20.0, ge=0)  # x the upload, past 1 MiB; 0: off
 
     # --- whois (D) ----------------------------------------------------------------------------
     whois_servers: Path | None = None
@@ -176,6 +185,8 @@ class Settings(BaseSettings):
     header_timeout_s: float = Field(default=10.0, gt=0)
     idle_timeout_s: float = Field(default=30.0, gt=0)
     max_connections: int = Field(default=4096, ge=1)
+    body_min_rate: int = Field(default=1024, ge=0)  # bytes per second after the grace; 0: off
+    body_grace_s: float = Field(default=10.0, gt=0)
     signing_keys: Annotated[list[str], NoDecode] = Field(default_factory=list, repr=False)
     presets: Path | None = None
     allowed_widths: Annotated[list[int], NoDecode] = Field(default_factory=list)
@@ -216,6 +227,23 @@ class Settings(BaseSettings):
     source_cache_bytes: int = Field(default=2 * 1024 * 1024 * 1024, ge=1)
     source_ttl_s: float = Field(default=300.0, ge=0)
     result_store: str | None = None
+    # The secret that authenticates result-store entries (keyed MAC); every node has the same.
+    result_store_key: str | None = Field(default=None, repr=False, validate_default=True)
+
+    # --- cache tags and purge (docs/caching.md "Purge", docs/deploying.md "Purging a CDN") ----
+    cache_tag_headers: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["cache-tag", "surrogate-key"]
+    )
+    admin_token: SecretStr | None = Field(default=None, repr=False)  # None: /admin/purge is a 404
+    cdn_purge_url: str | None = None  # a Cloudflare-shaped API base
+    cdn_purge_zone: str | None = None
+    cdn_purge_token: SecretStr | None = Field(default=None, repr=False)
+    fastly_purge_url: str | None = "https://api.fastly.com"
+    fastly_service: str | None = None
+    fastly_token: SecretStr | None = Field(default=None, repr=False)
+    cloudfront_purge_url: str | None = "https://cloudfront.amazonaws.com"
+    cloudfront_distribution: str | None = None
+    edge_revalidate_s: int = Field(default=0, ge=0, le=86400)  # nginx's X-Accel-Expires; 0: off
 
     @field_validator("rate_limit")
     @classmethod
@@ -228,6 +256,46 @@ class Settings(BaseSettings):
                 "expected a rate in limits notation such as '100/10 seconds'"
             ) from None
         return value
+
+    @field_validator("cache_tag_headers", mode="before")
+    @classmethod
+    def _tag_headers(cls, value: object) -> object:
+        """``cache-tag,surrogate-key`` (either, both, or empty for none)."""
+        value = _split_csv(value)
+        if isinstance(value, list):
+            names = [str(name).lower() for name in value]
+            if any(name not in ("cache-tag", "surrogate-key") for name in names):
+                raise ValueError("expected a comma-separated list of cache-tag and surrogate-key")
+            return list(dict.fromkeys(names))
+        return value
+
+    @field_validator("admin_token", "cdn_purge_token", "fastly_token")
+    @classmethod
+    def _token(cls, value: SecretStr | None) -> SecretStr | None:
+        """An empty value is no token."""
+        if value is None or not value.get_secret_value().strip():
+            return None
+        return value
+
+    @field_validator("admin_token")
+    @classmethod
+    def _long_admin_token(cls, value: SecretStr | None) -> SecretStr | None:
+        """A short token is guessable; refused at start rather than trusted."""
+        if value is not None and len(value.get_secret_value()) < MIN_ADMIN_TOKEN_LENGTH:
+            raise ValueError(f"shorter than {MIN_ADMIN_TOKEN_LENGTH} characters")
+        return value
+
+    @field_validator("cdn_purge_url", "fastly_purge_url", "cloudfront_purge_url")
+    @classmethod
+    def _api_base(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("expected http(s)://host[:port][/path]")
+        if parts.username is not None or parts.password is not None or parts.query:
+            raise ValueError("an API base carries no credentials and no query")
+        return value.rstrip("/")
 
     @field_validator("public_url")
     @classmethod
@@ -277,6 +345,19 @@ class Settings(BaseSettings):
         if value is not None and not value.startswith("s3://"):
             raise ValueError("expected s3://bucket[/prefix]")
         return None if value is None else check_source_url(value)
+
+    @field_validator("result_store_key")
+    @classmethod
+    def _store_key(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """Without it an entry forged by anyone who can write the bucket is served as a hit."""
+        if value is None and info.data.get("result_store") is not None:
+            raise ValueError(
+                "required when ASSETGATE_RESULT_STORE is set: a secret of at least "
+                f"{MIN_SIGNING_KEY_LENGTH} characters every node shares"
+            )
+        if value is not None and len(value) < MIN_SIGNING_KEY_LENGTH:
+            raise ValueError(f"shorter than {MIN_SIGNING_KEY_LENGTH} characters")
+        return value
 
     @field_validator("work_dir")
     @classmethod

@@ -9,7 +9,7 @@ import asyncio
 import obstore
 import pytest
 
-from assetgate.cache import Cache, ObjectTier, bytes_codec
+from assetgate.cache import Cache, ObjectTier, bytes_codec, mac_key
 from assetgate.cache.prefetch import PREFETCH_TASK
 from assetgate.operations.metrics import Metrics
 from tests.sources.servers import Seaweed
@@ -24,7 +24,12 @@ class Node:
 
     def __init__(self, weed: Seaweed, bucket: str) -> None:
         self.metrics = Metrics.build()
-        self.tier = ObjectTier(weed.store(bucket), results=self.metrics.result_store)
+        self.tier = ObjectTier(
+            weed.store(bucket),
+            key=mac_key("the secret both nodes of this test share"),
+            max_entry_bytes=1 << 24,
+            results=self.metrics.result_store,
+        )
         self.cache: Cache[bytes] = Cache(
             "test", bytes_codec(), memory_bytes=1 << 20, store=self.tier, metrics=self.metrics
         )

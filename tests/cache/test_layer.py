@@ -12,6 +12,7 @@ import pytest
 from assetgate.cache import FOREVER, Cache, CodecError, bytes_codec, dataclass_codec
 from assetgate.errors import AppError
 from assetgate.operations.metrics import Metrics
+from tests.waiting import wait_until_async
 
 pytestmark = pytest.mark.anyio
 
@@ -41,7 +42,7 @@ async def test_concurrent_identical_misses_compute_once() -> None:
         return b"value"
 
     tasks = [asyncio.create_task(cache.get_or_compute("k", compute)) for _ in range(20)]
-    await asyncio.sleep(0.01)
+    await wait_until_async(lambda: calls == 1, interval=0)  # all 20 ran up to the shared wait
     gate.set()
     results = await asyncio.gather(*tasks)
     assert calls == 1
@@ -56,17 +57,20 @@ async def test_a_cancelled_caller_does_not_cancel_the_computation_for_others() -
     gate = asyncio.Event()
     finished = []
 
+    computing = asyncio.Event()
+
     async def compute() -> bytes:
+        computing.set()
         await gate.wait()
         finished.append(True)
         return b"v"
 
     leader = asyncio.create_task(cache.get_or_compute("k", compute))
-    await asyncio.sleep(0.01)
+    await asyncio.wait_for(computing.wait(), 10)
     waiter = asyncio.create_task(cache.get_or_compute("k", compute))
-    await asyncio.sleep(0.01)
+    await asyncio.sleep(0)  # one turn of the loop (no clock): the waiter joins the computation
     leader.cancel()  # the client that started it hangs up
-    await asyncio.sleep(0.01)
+    await asyncio.sleep(0)  # the cancel is delivered
     gate.set()
     assert await waiter == (b"v", False)
     assert finished == [True]
@@ -119,9 +123,9 @@ async def test_leader_failure_lets_the_next_waiter_compute() -> None:
         return b"ok"
 
     leader = asyncio.create_task(cache.get_or_compute("k", failing))
-    await asyncio.sleep(0.01)
+    await wait_until_async(lambda: attempts == ["leader"], interval=0)
     waiters = [asyncio.create_task(cache.get_or_compute("k", working)) for _ in range(3)]
-    await asyncio.sleep(0.01)
+    await asyncio.sleep(0)  # one turn of the loop (no clock): the waiters join the computation
     gate.set()
     with pytest.raises(RuntimeError, match="upstream broke"):
         await leader

@@ -1,6 +1,7 @@
 """The result store's reads against a real SeaweedFS: one ranged GET gives the whole object, and
 an empty object (its 416) is a miss, not a store failure; a store that ignores ranges gets whole
-reads."""
+reads. Issue 35, item 5: entries are sealed with a keyed MAC, so a forged, moved or foreign entry
+is a miss with one warning, and an object over the largest entry is never read whole."""
 
 from __future__ import annotations
 
@@ -14,21 +15,28 @@ import pytest
 from obstore.store import S3Store
 
 from assetgate.cache import ObjectTier
-from assetgate.cache.objects import OK
+from assetgate.cache.objects import OK, OVERHEAD, mac_key, seal
 from assetgate.operations.metrics import Metrics
 from tests.serve_process import pick_port
 from tests.sources.servers import Seaweed
 
 pytestmark = pytest.mark.anyio
 
+KEY = mac_key("the secret every node of this test shares, 32+")
+MAX_ENTRY = 4 * 1024 * 1024
+
+
+def tier_of(store: S3Store, metrics: Metrics, key: bytes = KEY) -> ObjectTier:
+    return ObjectTier(store, key=key, max_entry_bytes=MAX_ENTRY, results=metrics.result_store)
+
 
 async def test_a_read_gives_the_whole_object_and_an_empty_one_is_a_miss(
     weed: Seaweed, bucket: str
 ) -> None:
     metrics = Metrics.build()
-    tier = ObjectTier(weed.store(bucket), results=metrics.result_store)
+    tier = tier_of(weed.store(bucket), metrics)
     whole = os.urandom(300_000)
-    weed.put(bucket, "entry", whole)
+    weed.put(bucket, "entry", seal(KEY, "entry", whole))
     weed.put(bucket, "empty", b"")
     assert await tier.get("entry") == whole
     assert await tier.get("empty") is None
@@ -66,7 +74,7 @@ class _RangeIgnoringStore(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def range_ignoring_store() -> Iterator[str]:
-    _RangeIgnoringStore.body = os.urandom(70_000)
+    _RangeIgnoringStore.body = seal(KEY, "entry", os.urandom(70_000))
     _RangeIgnoringStore.ranges = []
     server = ThreadingHTTPServer(("127.0.0.1", pick_port()), _RangeIgnoringStore)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -92,9 +100,9 @@ async def test_a_store_that_ignores_ranges_gets_whole_reads_and_is_never_down(
         client_options={"allow_http": True},
         retry_config={"max_retries": 0},
     )
-    tier = ObjectTier(store, results=metrics.result_store)
+    tier = tier_of(store, metrics)
     for _ in range(2):
-        assert await tier.get("entry") == _RangeIgnoringStore.body
+        assert await tier.get("entry") == _RangeIgnoringStore.body[OVERHEAD:]
     assert tier.available
     assert tier.state == OK
     assert _RangeIgnoringStore.ranges[0] is not None  # tried once with a range...
@@ -105,3 +113,57 @@ async def test_a_store_that_ignores_ranges_gets_whole_reads_and_is_never_down(
     assert [r.getMessage() for r in caplog.records if r.name == "assetgate.cache"] == [
         "result store ignores ranged reads; reading whole objects"
     ]
+
+
+def results_of(metrics: Metrics) -> dict[str, float | None]:
+    sample = metrics.registry.get_sample_value
+    return {
+        result: sample("assetgate_result_store_requests_total", {"result": result})
+        for result in ("hit", "invalid")
+    }
+
+
+async def test_only_entries_sealed_with_the_shared_key_under_their_name_are_hits(
+    weed: Seaweed, bucket: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Before: an entry anyone with write access forged (the unkeyed packed form) was a hit."""
+    metrics = Metrics.build()
+    tier = tier_of(weed.store(bucket), metrics)
+    real = os.urandom(10_000)
+    writer = tier.put_later("images/real", real)
+    assert writer is not None
+    await writer
+    forged = os.urandom(10_000)
+    weed.put(bucket, "images/forged", forged)  # not sealed at all
+    other = mac_key("another deployment's secret, also 32 chars+")
+    weed.put(bucket, "images/foreign", seal(other, "images/foreign", forged))
+    weed.put(bucket, "images/moved", seal(KEY, "images/real", real))  # a real entry, moved
+    weed.put(bucket, "images/flipped", seal(KEY, "images/flipped", real)[:-1] + b"\0")
+    assert await tier.get("images/real") == real
+    for name in ("images/forged", "images/foreign", "images/moved", "images/flipped"):
+        assert await tier.get(name) is None
+        assert await tier.get(name) is None  # asked twice: warned once
+    assert tier.available  # a bad entry is not a store failure
+    assert results_of(metrics) == {"hit": 1, "invalid": 8}
+    warnings = [r.getMessage() for r in caplog.records if r.name == "assetgate.cache"]
+    assert len(warnings) == 4
+    assert all("fails its MAC" in text for text in warnings)
+
+
+async def test_an_object_over_the_largest_entry_is_a_miss_and_none_is_written(
+    weed: Seaweed, bucket: str
+) -> None:
+    """Before: a 600 MiB object under a result key was read whole (RSS 2.5 GiB). The read asks
+    for at most the largest entry, plus one byte."""
+    metrics = Metrics.build()
+    tier = tier_of(weed.store(bucket), metrics)
+    huge = os.urandom(MAX_ENTRY + 1)
+    weed.put(bucket, "images/huge", seal(KEY, "images/huge", huge))
+    assert await tier.get("images/huge") is None
+    assert results_of(metrics)["invalid"] == 1
+    assert tier.put_later("images/huge2", huge) is None  # no node would read it
+    largest = os.urandom(MAX_ENTRY)
+    writer = tier.put_later("images/largest", largest)
+    assert writer is not None
+    await writer
+    assert await tier.get("images/largest") == largest

@@ -17,6 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import RedisServer
 from tests.serve_process import Start, run_cli
+from tests.waiting import wait_until, wait_until_async
 from tests.whois.conftest import thin
 from tests.whois.fakes import Reply, WhoisServer
 
@@ -69,11 +70,21 @@ def test_several_workers_without_redis_refuse_to_start(tmp_path: Path) -> None:
 def test_two_workers_on_redis_never_let_more_than_the_budget_through(
     serve_cli: Start, redis_server: RedisServer
 ) -> None:
-    server = serve_cli("--workers", "2", redis_url=redis_server.url, rate_limit="10/30 seconds")
+    # Fail closed: on a loaded machine Redis may miss the limiter's 0.5 s deadline, and failing
+    # open (the default) then lets that request through uncounted, by design (11 of 40 seen).
+    server = serve_cli(
+        "--workers",
+        "2",
+        redis_url=redis_server.url,
+        rate_limit="10/30 seconds",
+        rate_limit_fail_open="false",
+    )
     answers = [fresh_post(server.base) for _ in range(40)]
     statuses = [a.status_code for a in answers]
-    assert statuses.count(400) == 10
-    assert statuses.count(429) == 30
+    assert set(statuses) <= {400, 429, 503}  # 503: the storage missed its deadline
+    assert statuses.count(400) <= 10  # never more than the budget through
+    assert statuses.count(400) + statuses.count(503) >= 10  # and the budget is spent, not lost
+    assert statuses.count(429) >= 30 - statuses.count(503)
 
 
 # --- metrics and logs across worker processes -------------------------------------------------
@@ -150,7 +161,8 @@ def refused(port: int) -> bool:
 async def test_sigterm_finishes_the_request_in_flight_and_exits_0(
     serve_cli: Start, tmp_path: Path, workers: str
 ) -> None:
-    slow = Reply(thin("slow.com", None).encode(), delay_s=4.0)
+    # Slow enough that a loaded machine still refuses new connections while it runs.
+    slow = Reply(thin("slow.com", None).encode(), delay_s=10.0)
     whois = await WhoisServer({"slow.com": slow, "domain slow.com": slow}).start()
     servers_file = tmp_path / "whois-servers.json"
     servers_file.write_text(json.dumps({"com": whois.address}))
@@ -162,22 +174,23 @@ async def test_sigterm_finishes_the_request_in_flight_and_exits_0(
             whois_servers=str(servers_file),
             rate_limit_parts="",
             shutdown_grace_s="20",
+            whois_timeout_s="30",  # above the slow reply's 10 s
         )
         async with httpx.AsyncClient(timeout=30) as client:
             in_flight = asyncio.ensure_future(
                 client.get(f"{server.base}/api/whois", params={"domain": "slow.com"})
             )
-            deadline = time.monotonic() + 20
-            while not whois.queries:  # the request has reached the upstream: it is in flight
-                assert time.monotonic() < deadline
-                await asyncio.sleep(0.02)
+            # The request has reached the upstream: it is in flight.
+            await wait_until_async(lambda: whois.queries, timeout=30, interval=0.02)
             started = time.monotonic()
             server.process.send_signal(signal.SIGTERM)
             # The supervisor of several workers looks at its signals twice a second: poll.
-            deadline = time.monotonic() + 3
-            while not await asyncio.to_thread(refused, server.port):
-                assert time.monotonic() < deadline, "still accepting after SIGTERM"
-                await asyncio.sleep(0.1)
+            await wait_until_async(
+                lambda: asyncio.to_thread(refused, server.port),
+                timeout=8,
+                interval=0.1,
+                message="refusing new connections after SIGTERM",
+            )
             assert not in_flight.done()  # refused while the slow request was still running
             response = await in_flight
         assert time.monotonic() - started >= 1.0  # it was still running when the signal came
@@ -218,11 +231,18 @@ def worker_pids(parent: int) -> set[int]:
 
 def test_a_dead_worker_is_replaced_and_marked_dead(serve_cli: Start) -> None:
     server = serve_cli("--workers", "2", rate_limit_parts="")
+
     # The first worker may answer /healthz while the second is still starting (a loaded machine).
-    deadline = time.monotonic() + 30
-    while len(workers := worker_pids(server.process.pid)) < 2:
-        assert time.monotonic() < deadline, workers
-        time.sleep(0.1)
+    def both() -> set[int] | None:
+        found = worker_pids(server.process.pid)
+        return found if len(found) >= 2 else None
+
+    workers = wait_until(
+        both,
+        timeout=30,
+        interval=0.1,
+        message=lambda: f"two workers: {worker_pids(server.process.pid)}",
+    )
     assert len(workers) == 2
     victim = min(workers)
     directory = metrics_dir_of(victim)
@@ -232,10 +252,10 @@ def test_a_dead_worker_is_replaced_and_marked_dead(serve_cli: Start) -> None:
         assert time.monotonic() < deadline
     served_before = requests_of(scrape(server.base), interface="other", status="200")
     os.kill(victim, signal.SIGKILL)
-    deadline = time.monotonic() + 30
-    while (directory / f"gauge_livesum_{victim}.db").exists():  # marked dead by the parent
-        assert time.monotonic() < deadline, "the dead worker's live gauges were never dropped"
-        time.sleep(0.1)
+    live = directory / f"gauge_livesum_{victim}.db"
+    wait_until(  # marked dead by the parent
+        lambda: not live.exists(), timeout=30, message="the dead worker's live gauges dropped"
+    )
     replaced = children_of(server.process.pid)
     assert victim not in replaced
     # Its counters stay: what it answered was answered.

@@ -200,3 +200,44 @@ def test_extensions_on_the_command_line(
         assert a.convert("RGB").getpixel((5, 5))[1] > 200  # the green logo, top left
     monkeypatch.setenv("ASSETGATE_WATERMARKS", '{"logo": {"path": "missing.png"}}')
     assert main(["optimize", str(src), str(tmp_path / "x"), "--width", "5"]) == 2
+
+
+def test_quality_auto_reports_bytes_and_the_worst_score(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Real images (tests/data/corpus): every written file scores, the worst is printed."""
+    import shutil
+
+    import pyvips
+
+    from assetgate.imaging.ssimulacra2 import ssimulacra2
+
+    monkeypatch.delenv("ASSETGATE_AUTO_QUALITY_TARGET", raising=False)
+    corpus = Path(__file__).parent.parent / "data" / "corpus"
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("photo-rocket.jpg", "alpha-horse.png"):
+        shutil.copyfile(corpus / name, src / name)
+    dest = tmp_path / "out"
+    status = main(["optimize", str(src), str(dest), "--quality", "auto", "--format", "jpeg",
+                   "--jobs", "1"])  # fmt: skip
+    assert status == 0
+    out = capsys.readouterr().out
+    line = next(line for line in out.splitlines() if line.startswith("quality=auto"))
+    worst = float(line.split("worst SSIMULACRA2 score ")[1].split(" ")[0])
+    assert worst >= 74
+    assert "2 scored" in line
+    rocket = pyvips.Image.new_from_file(str(dest / "photo-rocket.jpg"))
+    source = pyvips.Image.new_from_file(str(src / "photo-rocket.jpg"))
+    assert ssimulacra2(source, rocket) >= worst - 0.01
+    before = sum((src / n).stat().st_size for n in ("photo-rocket.jpg", "alpha-horse.png"))
+    after = sum(p.stat().st_size for p in dest.iterdir())
+    assert str(before) in out  # the summary's bytes before and after
+    assert str(after) in out
+
+
+def test_quality_auto_refuses_a_bad_score(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert main(["optimize", str(tmp_path), str(tmp_path / "o"), "--quality", "auto:5"]) == 2
+    assert "--quality: expected an integer 0..100, auto, or auto:" in capsys.readouterr().err

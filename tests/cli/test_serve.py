@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import socket
 import subprocess
-import time
 from importlib.metadata import version
 from pathlib import Path
 
@@ -15,7 +14,9 @@ import pytest
 import assetgate
 from assetgate.cli.serve import welcome
 from assetgate.settings import DEMO_ROOT, Settings
+from tests.imaging.factory import bomb_png
 from tests.serve_process import COMMAND, clean_env, run_cli, serve, stop, wait_healthy
+from tests.waiting import wait_until
 
 
 @pytest.mark.parametrize(
@@ -34,6 +35,19 @@ from tests.serve_process import COMMAND, clean_env, run_cli, serve, stop, wait_h
         ),
         ({}, ["--port", "99999"], "--port", "99999"),
         ({}, ["--root", "/nonexistent-assetgate-root"], "--root", "is not a directory"),
+        # Issue 35, item 5: a shared result store needs the key that authenticates its entries.
+        (
+            {"ASSETGATE_RESULT_STORE": "s3://results"},
+            [],
+            "ASSETGATE_RESULT_STORE_KEY",
+            "required when ASSETGATE_RESULT_STORE is set",
+        ),
+        (
+            {"ASSETGATE_RESULT_STORE": "s3://results", "ASSETGATE_RESULT_STORE_KEY": "short"},
+            [],
+            "ASSETGATE_RESULT_STORE_KEY",
+            "shorter than 32 characters",
+        ),
     ],
 )
 def test_a_bad_setting_is_one_line_naming_it(
@@ -125,12 +139,28 @@ def test_port_0_is_served_on_the_port_the_banner_names(tmp_path: Path) -> None:
             start_new_session=True,
         )
     try:
-        deadline = time.monotonic() + 60
-        while "/healthz" not in log.read_text() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(lambda: "/healthz" in log.read_text(), timeout=60)
         found = re.search(r"http://127\.0\.0\.1:(\d+)/healthz", log.read_text())
         assert found is not None, log.read_text()
         assert found[1] != "0"
         wait_healthy(f"http://127.0.0.1:{found[1]}", process, log)
     finally:
         stop(process)
+
+
+def test_a_watermark_over_the_image_limits_stops_the_server_at_start(tmp_path: Path) -> None:
+    """Issue 35, item 13: a 400 MP PNG watermark (a few hundred bytes) was accepted at start."""
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "logo.png").write_bytes(bomb_png(20_000))
+    env = {
+        "ASSETGATE_STORE": str(tmp_path / "store"),
+        "ASSETGATE_ROOT": str(root),
+        "ASSETGATE_WATERMARKS": '{"logo": {"path": "logo.png"}}',
+    }
+    result = run_cli("serve", "--port", "0", env=env)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("assetgate: ASSETGATE_WATERMARKS: watermark 'logo': path: ")
+    assert "over the input limit of 4 MP" in lines[0]

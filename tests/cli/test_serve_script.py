@@ -11,6 +11,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # scripts/serve builds a venv
+
 REPO = Path(__file__).resolve().parents[2]
 PYPROJECT = """[build-system]
 requires = ["setuptools>=68"]

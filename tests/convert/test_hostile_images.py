@@ -25,13 +25,13 @@ async def test_progressive_scan_bomb_is_413_at_once(
     make_settings: Callable[..., Settings], private_tmp: Path
 ) -> None:
     async with app_client(make_settings(rate_limit="1000/10 seconds")) as client:
-        started = time.perf_counter()
+        started = time.process_time()  # work done, not wall time: a busy machine keeps it
         response = await client.post(
             "/api/convert", files=upload("scans.jpg", make.scan_bomb_jpeg())
         )
-        elapsed = time.perf_counter() - started
+        elapsed = time.process_time() - started
     assert_error(response, 413, "'scans.jpg'", "more than 100", "scans")
-    assert elapsed < 2.0
+    assert elapsed < 2.0  # CPU-s; decoding the bomb costs ~10
     assert list(private_tmp.iterdir()) == []
 
 

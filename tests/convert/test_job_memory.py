@@ -59,12 +59,12 @@ async def test_a_large_rgba_upload_over_the_default_ceiling_is_413_at_once(
     """4000x4000 RGBA counts ~640 MiB as a WebP (libwebp's alpha coder), over 512 MiB."""
     poster = rgba_png(4000, 4000)
     async with app_client(make_settings(rate_limit="1000/10 seconds")) as client:
-        started = time.perf_counter()
+        started = time.process_time()  # work done, not wall time: a busy machine keeps it
         response = await client.post(
             "/api/convert",
             files=upload(("small.png", make.png(64, 48, alpha=True)), ("poster.png", poster)),
         )
-        assert time.perf_counter() - started < 2.0
+        assert time.process_time() - started < 2.0  # encoding it would be many CPU-s
     message = assert_memory_413(response, "poster.png")
     assert "4000x4000 px with alpha" in message
     assert "over the memory safety limit of 512 MiB" in message

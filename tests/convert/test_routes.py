@@ -23,7 +23,9 @@ from tests.convert.samples import (
     riff_chunks,
     sample,
 )
+from tests.cpu.gates import admitted
 from tests.errors import assert_json_error
+from tests.waiting import wait_until_async
 
 pytestmark = pytest.mark.anyio
 
@@ -387,7 +389,7 @@ async def test_conversions_and_the_optimizer_share_one_cpu_door(
         release = threading.Event()
         async with anyio.create_task_group() as group:
             group.start_soon(gate.run, release.wait, 5)
-            await anyio.sleep(0.05)
+            await wait_until_async(lambda: admitted(gate) == 1)
             converted = await client.post("/api/convert", files=files(sample("png")))
             rendered = await client.get("/photo.png?w=10&format=webp")
             release.set()

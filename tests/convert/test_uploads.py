@@ -7,13 +7,13 @@ import zipfile
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
-import anyio
 import httpx
 import pytest
 
 from assetgate.settings import Settings
 from tests.conftest import app_client
 from tests.convert.samples import sample
+from tests.waiting import wait_until_async
 
 pytestmark = pytest.mark.anyio
 
@@ -200,12 +200,11 @@ async def test_conversion_starts_before_the_body_ends(
     async def chunks() -> AsyncIterator[bytes]:
         yield head
         # Hold the rest of the body back until the first file has been converted.
-        for _ in range(500):
-            if list(private_tmp.glob("*/output-*.webp")):
-                break
-            await anyio.sleep(0.01)
-        else:
-            raise AssertionError("the first file was not converted while the body was open")
+        await wait_until_async(
+            lambda: list(private_tmp.glob("*/output-*.webp")),
+            timeout=30,
+            message="the first file converted while the body was open",
+        )
         yield tail
 
     response = await client.post(

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import socket
-import time
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,6 +16,7 @@ import pytest
 from assetgate.settings import Settings
 from tests.conftest import live_server
 from tests.convert.samples import MAKERS, decode_webp, sample
+from tests.waiting import wait_until
 
 
 @pytest.fixture
@@ -25,11 +26,11 @@ def server(make_settings: Callable[..., Settings], private_tmp: Path) -> Iterato
         yield base
 
 
-def wait_empty(directory: Path, timeout_s: float = 5.0) -> list[Path]:
-    deadline = time.monotonic() + timeout_s
-    while (left := list(directory.iterdir())) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return left
+def wait_empty(directory: Path, timeout_s: float = 10.0) -> list[Path]:
+    """What is left in ``directory`` once it is empty, or after ``timeout_s``."""
+    with contextlib.suppress(AssertionError):
+        wait_until(lambda: not list(directory.iterdir()), timeout=timeout_s)
+    return list(directory.iterdir())
 
 
 def test_every_format_over_real_http(server: str, private_tmp: Path) -> None:
@@ -76,10 +77,8 @@ def test_client_vanishing_mid_upload_leaves_nothing_behind(
     ).encode()
     with socket.create_connection((host, int(port))) as conn:
         conn.sendall(head + b"\x89PNG\r\n\x1a\n" + b"\x00" * 200_000)
-        deadline = time.monotonic() + 5
-        while not list(private_tmp.glob("*/upload-0")):  # the upload is being written to disk
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
+        # The upload is being written to disk.
+        wait_until(lambda: list(private_tmp.glob("*/upload-0")))
     assert wait_empty(private_tmp) == []
     assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
     # And the server still answers.

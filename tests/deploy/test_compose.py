@@ -18,13 +18,15 @@ import yaml
 from assetgate.settings import Settings
 from tests.serve_process import run_cli
 
+pytestmark = pytest.mark.slow  # compose: the image the Containerfile builds
+
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
 COMPOSE = DEPLOY / "compose.yaml"
 SCHEMA = Path(__file__).parent / "compose_spec" / "compose-spec.json"
 NODES = ("node-a", "node-b")
 AWS = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION"}
-INTERPOLATED = {"S3_ACCESS_KEY", "S3_SECRET_KEY", "ASSETGATE_SITE"}
+INTERPOLATED = {"S3_ACCESS_KEY", "S3_SECRET_KEY", "RESULT_STORE_KEY", "ASSETGATE_SITE"}
 
 
 @pytest.fixture(scope="module")

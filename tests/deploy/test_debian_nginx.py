@@ -21,6 +21,8 @@ from tests.conftest import require, require_binary
 from tests.deploy.conftest import REPO, render
 from tests.serve_process import Served, pick_port, serve, stop, wait_healthy
 
+pytestmark = pytest.mark.slow  # nginx on Debian's layout
+
 STOCK = Path("/etc/nginx")
 
 

@@ -6,11 +6,15 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections.abc import Iterator
 
 import httpx
 import pytest
 
-from tests.deploy.conftest import FRESH_S, RATE_LIMIT, Edge
+from tests.deploy.conftest import FRESH_S, RATE_LIMIT, Edge, run_edge
+from tests.imaging.factory import jpeg
+
+pytestmark = pytest.mark.slow  # nginx in front of two servers and Redis
 
 WEBP = "image/avif,image/webp,*/*;q=0.8"
 JPEG_ONLY = "image/png,image/*;q=0.8,*/*;q=0.5"
@@ -216,3 +220,111 @@ def test_a_long_url_reaches_assetgate_and_an_overlong_one_gets_its_json_414(edge
     refused = get(edge, "/photo.jpg?width=40&x=" + "a" * 20_000)
     assert refused.status_code == 414
     assert refused.json()["code"] == 414
+
+
+def test_a_long_url_is_cached_like_any_other(edge: Edge) -> None:
+    """Issue 35, item 13: a cache key over ~4 KiB did not fit nginx's default proxy_buffer_size
+    ("cache key too large" in the log) and such URLs were never cached."""
+    target = "/photo.jpg?width=41&x=" + "b" * 15_000  # under ASSETGATE_MAX_URL_BYTES (16 KiB)
+    first = get(edge, target, JPEG_ONLY)
+    again = get(edge, target, JPEG_ONLY)
+    assert first.status_code == again.status_code == 200
+    assert [first.headers["x-cache-status"], again.headers["x-cache-status"]] == ["MISS", "HIT"]
+    log = (edge.config.parent / "error.log").read_text(errors="replace")
+    assert "cache key" not in log
+
+
+def test_a_repeated_media_range_cannot_poison_the_cache(edge: Edge) -> None:
+    """Issue 35, item 3: ``image/webp;q=0,image/webp`` got WebP from assetgate (the last range
+    won) while nginx put it in the ``auto`` bucket: browsers without WebP then got WebP. Now a
+    repeated range keeps its lowest weight, as the edge reads it."""
+    target = "/photo.jpg?width=42"
+    poison = get(edge, target, "image/webp;q=0,image/webp")
+    assert poison.headers["content-type"] == "image/jpeg"
+    victim = get(edge, target, JPEG_ONLY)
+    assert victim.headers["content-type"] == "image/jpeg"
+
+
+def test_a_spelling_the_edge_reads_otherwise_is_never_kept(edge: Edge) -> None:
+    """A quoted parameter hides ``;q=0`` from nginx's pattern: nginx files it under ``auto``,
+    assetgate reads WebP with q=1. The answer is WebP for this client only, marked
+    ``X-Accel-Expires: 0`` (not passed on), and the next client of ``auto`` gets its JPEG."""
+    target = "/photo.jpg?width=43"
+    odd = get(edge, target, 'image/webp;x=";q=0;", image/webp')
+    assert odd.headers["content-type"] == "image/webp"
+    assert "x-accel-expires" not in odd.headers
+    victim = get(edge, target, JPEG_ONLY)
+    assert victim.headers["content-type"] == "image/jpeg"
+    assert victim.headers["x-cache-status"] == "MISS"
+    assert get(edge, target, JPEG_ONLY).headers["x-cache-status"] == "HIT"
+
+
+UPLOAD_HEAD = (
+    b"POST /api/convert HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; "
+    b"boundary=b\r\nContent-Length: 100000\r\n\r\n--b\r\n"
+)
+
+
+@pytest.fixture(scope="module")
+def busy_edge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Edge]:
+    """Behind nginx, processes with a work budget of 4 running requests each."""
+    with run_edge(tmp_path_factory.mktemp("busy"), limit_concurrency="4") as running:
+        yield running
+
+
+def open_uploads(port: int, count: int) -> list[socket.socket]:
+    sockets = []
+    for _ in range(count):
+        sock = socket.create_connection(("127.0.0.1", port))
+        sock.sendall(UPLOAD_HEAD)
+        sockets.append(sock)
+    return sockets
+
+
+def test_trickling_uploads_are_held_by_nginx_not_by_assetgate(busy_edge: Edge) -> None:
+    """Issue 35, item 1: with request buffering off, 12 trickling uploads streamed through took
+    12 places of the processes' budget of 4 + 4 and every request was a 503. nginx now spools
+    the body and holds the trickle itself."""
+    uploads = open_uploads(busy_edge.port, 12)
+    try:
+        time.sleep(0.5)
+        for _ in range(5):
+            for sock in uploads:
+                sock.sendall(b"x")
+            for _ in range(4):  # nginx takes turns: both processes are asked
+                started = time.monotonic()
+                assert get(busy_edge, "/healthz").status_code == 200
+                assert time.monotonic() - started < 2.0
+    finally:
+        for sock in uploads:
+            sock.close()
+
+
+def test_past_16_uploads_under_way_from_one_address_nginx_answers_429(busy_edge: Edge) -> None:
+    uploads = open_uploads(busy_edge.port, 16)
+    try:
+        time.sleep(0.3)
+        response = httpx.post(
+            f"{busy_edge.url}/api/convert",
+            files={"images": ("a.png", b"\x89PNG", "image/png")},
+            timeout=10,
+        )
+        assert response.status_code == 429
+        assert response.json()["code"] == 429
+        assert response.headers["retry-after"] == "10"
+    finally:
+        for sock in uploads:
+            sock.close()
+    # Once they are gone, an upload passes the edge, whole, and is converted.
+    deadline = time.monotonic() + 10
+    while True:
+        converted = httpx.post(
+            f"{busy_edge.url}/api/convert",
+            files={"images": ("a.jpg", jpeg(64, 48), "image/jpeg")},
+            timeout=30,
+        )
+        if converted.status_code != 429 or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert converted.status_code == 200
+    assert converted.headers["content-type"] == "image/webp"

@@ -11,6 +11,8 @@ import pytest
 from assetgate.imaging.formats import sniff
 from tests.deploy.conftest import Edge, run_edge
 
+pytestmark = pytest.mark.slow  # nginx in front of two servers and Redis
+
 CHROME = "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8"
 SAFARI_15 = "image/webp,image/png,image/svg+xml,image/*;q=0.8,video/*;q=0.8,*/*;q=0.5"
 OLD = "image/png,image/*;q=0.8,*/*;q=0.5"

@@ -6,9 +6,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import require, require_binary
 from tests.serve_process import clean_env
 from tests.sources.servers import WEED
+
+pytestmark = pytest.mark.slow  # two nodes, SeaweedFS and Redis
 
 REPO = Path(__file__).resolve().parents[2]
 

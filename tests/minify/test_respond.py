@@ -31,6 +31,8 @@ from assetgate.minify.sandbox import Sandbox
 from assetgate.serving.versions import FileVersions
 from assetgate.web.paths import resolve_under
 from assetgate.web.responses import on_app_error
+from tests.cpu.gates import admitted
+from tests.waiting import wait_until_async
 
 pytestmark = pytest.mark.anyio
 
@@ -382,7 +384,7 @@ async def test_cpu_work_goes_through_the_gate(tmp_path: Path) -> None:
         release = threading.Event()
         async with anyio.create_task_group() as tg:
             tg.start_soon(harness.gate.run, release.wait, 5)  # the only worker is busy
-            await anyio.sleep(0.05)
+            await wait_until_async(lambda: admitted(harness.gate) == 1)
             busy = await harness.client.get("/a.css?min=1")
             passthrough = await harness.client.get("/a.css")
             release.set()

@@ -27,6 +27,8 @@ from assetgate.operations.observe import _secret, interface_of, loggable_path, r
 from assetgate.operations.upstreams import upstream_of
 from assetgate.settings import Settings
 from tests.conftest import RedisServer, app_client
+from tests.cpu.gates import admitted
+from tests.waiting import wait_until_async
 
 pytestmark = pytest.mark.anyio
 
@@ -273,7 +275,7 @@ async def test_gate_gauges_follow_waiting_and_running_jobs() -> None:
     second = asyncio.ensure_future(gate.run(hold))
     third = asyncio.ensure_future(gate.run(hold))
     await asyncio.to_thread(running.wait, 10)
-    await asyncio.sleep(0.05)
+    await wait_until_async(lambda: admitted(gate) == 3)
     assert (value(metrics.in_flight), value(metrics.queue_depth)) == (1, 2)
     third.cancel()  # dropped while waiting: leaves the queue without running
     with pytest.raises(asyncio.CancelledError):

@@ -14,6 +14,7 @@ from assetgate.imaging.limits import DecodeLimits
 from assetgate.optimizer.bytebudget import MIN_QUALITY, fit_quality
 from assetgate.optimizer.plan import Box, Limits, Negotiation, Pad, Plan, make_plan
 from assetgate.optimizer.spec import parse_spec
+from assetgate.optimizer.watermark_images import checker
 from assetgate.optimizer.watermarks import Watermark, fingerprint, parse_watermarks
 from assetgate.settings import Settings
 from tests.imaging import factory as make
@@ -113,8 +114,10 @@ def test_negotiation_follows_the_operators_order() -> None:
 def test_avif_is_chosen_within_its_limit_only() -> None:
     both = Negotiation.from_accept(CHROME, auto=("avif", "webp"))
     negotiated = plan({"w": "400"}, negotiation=both)
-    assert (negotiated.output, negotiated.quality) == ("avif", 65)  # AVIF's own scale
-    assert plan({"w": "400", "q": "40"}, negotiation=both).quality == 31
+    # AVIF's own scale: the quality whose SSIMULACRA2 matches WebP's at the requested one.
+    assert (negotiated.output, negotiated.quality) == ("avif", 70)
+    assert plan({"w": "400", "q": "40"}, negotiation=both).quality == 38
+    assert plan({"w": "400", "q": "100"}, negotiation=both).quality == 100
     assert plan({"w": "400", "format": "avif"}, negotiation=both).quality == 85  # as asked
     big = SourceInfo(3000, 2000, 1, False, "jpeg")
     assert plan({}, big, negotiation=both).output == "webp"
@@ -220,3 +223,28 @@ def test_canonical_spec_drops_what_cannot_change_the_answer() -> None:
     assert parse_spec({"aspect_ratio": "1:1", "crop_gravity": "north"}).cache_key() == (
         parse_spec({"aspect_ratio": "1:1"}).cache_key()
     )
+
+
+def test_a_watermark_gets_the_request_limits_at_start(tmp_path: Path) -> None:
+    """Issue 35, item 13: only the file size was checked; a 400 MP PNG, a 2,080-scan JPEG and a
+    5,000-frame GIF were accepted, each decoded again for every render that asks for it."""
+    images = {
+        "logo.png": make.png(20, 10, alpha=True),
+        "huge.png": make.bomb_png(20_000),  # 400 MP claimed in a few hundred bytes
+        "photo.png": make.png(2_100, 2_000),  # 4.2 MP: a photo, not a logo
+        "scans.jpg": make.scan_bomb_jpeg(64, 64),
+        "frames.gif": make.gif(4, 4, count=12),
+    }
+    for name, data in images.items():
+        (tmp_path / name).write_bytes(data)
+    check = checker(DecodeLimits(max_pixels=50_000_000, max_frames=10, max_scans=100))
+    root = str(tmp_path)
+    assert parse_watermarks('{"a": {"path": "logo.png"}}', root, check)["a"].data
+    for name, message in [
+        ("huge.png", "over the input limit of 4 MP"),
+        ("photo.png", "over the input limit of 4 MP"),
+        ("scans.jpg", "scans"),
+        ("frames.gif", "12 frames, over the limit of 10"),
+    ]:
+        with pytest.raises(ValueError, match=rf"watermark 'a': path: .*{message}"):
+            parse_watermarks(json.dumps({"a": {"path": name}}), root, check)

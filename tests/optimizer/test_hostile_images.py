@@ -26,11 +26,11 @@ async def test_progressive_scan_bomb_is_413_at_once(
     libjpeg, whatever the render deadline; refused from the markers."""
     (docroot / "scans.jpg").write_bytes(make.scan_bomb_jpeg())
     async with custom_client() as client:
-        started = time.perf_counter()
+        started = time.process_time()  # work done, not wall time: a busy machine keeps it
         response = await client.get(url, headers={"accept": "image/webp"})
-        elapsed = time.perf_counter() - started
+        elapsed = time.process_time() - started
         assert_error(response, 413, "more than 100", "scans")
-        assert elapsed < 2.0
+        assert elapsed < 2.0  # CPU-s; decoding the bomb costs ~10
         head = await client.head(url)
         assert head.status_code == 413
 

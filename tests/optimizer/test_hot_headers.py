@@ -28,7 +28,7 @@ CORS = {
     "access-control-allow-origin": "*",
     "access-control-expose-headers": "ETag, X-Optimizer-Cache, X-Optimizer-Status, "
     "X-Original-Size, X-Compressed-Size, X-Compression-Ratio, X-Output-Format, "
-    "X-Output-Quality, X-Optimizer-Budget",
+    "X-Output-Quality, X-Output-Score, X-Optimizer-Budget",
 }
 CACHE = "public, max-age=86400, stale-while-revalidate=604800"
 CSS = b"/* c */\nbody {\n  color : red ;\n}\n" * 20
@@ -66,9 +66,16 @@ def assert_headers(response: httpx.Response, expected: Mapping[str, str]) -> Non
     assert got == dict(expected)
 
 
+def tags(name: str) -> dict[str, str]:
+    """The cache tags of a file at the root (serving/tags.py), on every answer."""
+    values = [f"path:/{name}", "part:optimizer", "dir:/"]
+    return {"cache-tag": ",".join(values), "surrogate-key": " ".join(values)}
+
+
 def validators(docroot: Path, name: str) -> dict[str, str]:
     return {
         **CORS,
+        **tags(name),
         "last-modified": http_date(os.stat(docroot / name).st_mtime),
         "cache-control": CACHE,
         "x-content-type-options": "nosniff",

@@ -55,9 +55,9 @@ async def test_a_full_size_rgba_webp_over_the_default_ceiling_is_413_at_once(
     rgba_png(docroot / "poster.png", 4000, 4000)
     async with custom_client() as client:
         for url in ("/poster.png?format=webp", "/?file=poster.png&format=webp&q=80"):
-            started = time.perf_counter()
+            started = time.process_time()  # work done, not wall time
             response = await client.get(url, headers=WEBP)
-            assert time.perf_counter() - started < 2.0
+            assert time.process_time() - started < 2.0  # encoding it: many CPU-s
             message = assert_memory_413(response)
             assert "4000x4000 webp" in message
             assert "over the memory safety limit of 512 MiB" in message
@@ -81,9 +81,9 @@ async def test_a_negotiated_webp_over_the_ceiling_is_the_original(
     original = (docroot / "poster.png").read_bytes()
     async with custom_client() as client:
         for url in ("/?file=poster.png", "/poster.png?q=70"):
-            started = time.perf_counter()
+            started = time.process_time()  # work done, not wall time
             response = await client.get(url, headers=WEBP)
-            assert time.perf_counter() - started < 2.0
+            assert time.process_time() - started < 2.0  # encoding it: many CPU-s
             assert response.status_code == 200, response.text[:300]
             assert response.headers["content-type"] == "image/png"
             assert response.content == original

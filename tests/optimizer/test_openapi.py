@@ -72,6 +72,7 @@ def run_schemathesis(base_url: str, *, max_examples: int, fixed: dict[str, Any])
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)
 def test_schemathesis_finds_no_server_error(served: str) -> None:
     random_files = run_schemathesis(served, max_examples=40, fixed={})
     real_files = run_schemathesis(

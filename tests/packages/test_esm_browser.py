@@ -21,6 +21,8 @@ from assetgate.settings import Settings
 from tests.conftest import CHROMIUM_ARGS, live_server, require, require_binary
 from tests.packages.esm_support import installed_bundler
 
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # Chromium and the bundler
+
 REACT = """
 import React, { useState, useEffect } from "react";
 import { createRoot } from "react-dom/client";

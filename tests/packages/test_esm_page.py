@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
 from assetgate.settings import Settings
 from tests.conftest import CHROMIUM_ARGS, live_server, require_binary
 from tests.packages.esm_support import installed_bundler
 from tests.packages.upstream import LibraryCatalog, Registry
+
+pytestmark = pytest.mark.slow  # Chromium and the bundler
 
 
 def test_search_page_offers_a_copy_ready_import_map(

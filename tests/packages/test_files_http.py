@@ -448,3 +448,16 @@ async def test_folder_below_the_root_is_an_escaped_html_list(
     assert head.content == b""
     assert head.headers["content-length"] == response.headers["content-length"]
     assert head.headers["content-length"] == str(len(response.content))
+
+
+async def test_a_package_file_is_tagged_by_package_and_version(
+    npm: httpx.AsyncClient, demo: bytes
+) -> None:
+    for url in ("/npm/demo@1.0.0/dist/demo.js", "/npm/demo@1.0.0/dist/demo.css?min=1"):
+        response = await npm.get(url)
+        assert response.status_code == 200, url
+        tags = response.headers["cache-tag"].split(",")
+        path = url.split("?")[0]
+        assert tags[:4] == [f"path:{path}", "part:packages", "npm:demo", "npm:demo@1.0.0"]
+        assert "dir:/npm/demo@1.0.0/dist/" in tags
+        assert response.headers["surrogate-key"].split(" ") == tags

@@ -14,6 +14,8 @@ from assetgate.settings import Settings
 from tests.conftest import CHROMIUM_ARGS, live_server, require_binary
 from tests.packages.upstream import LibraryCatalog, Registry, sri512
 
+pytestmark = pytest.mark.slow  # Chromium
+
 HOSTILE = "<img src=x onerror=\"document.title='pwned'\"><b>bold</b>"
 
 

@@ -13,6 +13,8 @@ from assetgate.settings import Settings
 from tests.conftest import CHROMIUM_ARGS, live_server, require_binary
 from tests.packages.upstream import LibraryCatalog, Registry
 
+pytestmark = pytest.mark.slow  # Chromium
+
 PAGES = ["Home", "Optimizer", "Convert", "Whois", "API", "Packages"]
 
 

@@ -192,7 +192,7 @@ async def test_a_slow_catalog_times_out_into_partial_results(
 
     def slow(query: dict[str, list[str]]) -> Reply:
         reply = original(query)
-        reply.delay_s = 2.0
+        reply.delay_s = 8.0
         return reply
 
     upstream.routes["/cdnjs/libraries"] = slow
@@ -205,7 +205,7 @@ async def test_a_slow_catalog_times_out_into_partial_results(
     assert response.json()["warnings"] == [
         "library: searching the library catalog timed out; results are from the other catalog only"
     ]
-    assert elapsed < 1.5
+    assert elapsed < 5  # the 0.5 s deadline with a busy machine's margin, not the 8 s catalog
 
 
 async def test_registry_without_search_falls_back_to_an_exact_name_lookup(

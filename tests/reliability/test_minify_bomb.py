@@ -63,7 +63,7 @@ def test_the_sandbox_kills_the_minifier_at_the_deadline() -> None:
         with stopping.running(stop), pytest.raises(MinifyTimeout):
             sandbox.transform(bomb, JS_MIN)
         stop.end()
-        assert time.monotonic() - started < 1.5
+        assert time.monotonic() - started < 4  # the 1 s deadline, not the bomb's whole run
         assert _child_pids().isdisjoint(before)  # killed and reaped
         assert sandbox.transform(b"var  b = 2 ;", JS_MIN) == b"var b=2;"  # a fresh process
     finally:
@@ -92,7 +92,7 @@ def test_a_client_leaving_kills_the_minifier() -> None:
             with pytest.raises(AppError) as raised:
                 future.result(timeout=5)
         assert raised.value.status == 499
-        assert time.monotonic() - started < 0.5
+        assert time.monotonic() - started < 3  # killed, not the bomb's whole run
         assert _child_pids().isdisjoint(before)
     finally:
         sandbox.close()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import socket
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,7 @@ import obstore
 import pytest
 import redis.asyncio
 
+from assetgate.cache.objects import OVERHEAD
 from assetgate.cache.prefetch import PREFETCH_TASK
 from assetgate.optimizer.signed import sign_url
 from assetgate.serving.versions import fingerprint_bytes
@@ -20,6 +23,7 @@ from assetgate.settings import Settings
 from tests.conftest import RedisServer, app_client
 from tests.sources.images import BLUE, RED, near, pixel, quadrant_bmp, size_of, solid_bmp
 from tests.sources.servers import SECRET_KEY, Seaweed, metric
+from tests.waiting import wait_until_async
 
 pytestmark = pytest.mark.anyio
 
@@ -37,6 +41,8 @@ def node(
             "s3_path_style": True,
             "source_cache_dir": tmp_path / f"sources-{name}",
             "result_cache_dir": tmp_path / f"results-{name}",
+            # What every node shares when a result store is set (required then).
+            "result_store_key": "the nodes' shared result-store secret",
         }
         return make_settings(**{**values, **overrides})
 
@@ -162,12 +168,11 @@ def _prefetches() -> list[asyncio.Task[object]]:
 async def _until_stored(weed: Seaweed, bucket: str, count: int = 1) -> None:
     """The background writes of node A have landed (they never delay A's answer)."""
     store = weed.store(bucket)
-    for _ in range(200):
-        listed = await obstore.list(store, prefix="results/").collect_async()
-        if len(listed) >= count:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("node A never wrote to the result store")
+
+    async def stored() -> bool:
+        return len(await obstore.list(store, prefix="results/").collect_async()) >= count
+
+    await wait_until_async(stored, timeout=30, interval=0.05, message="node A's result stored")
 
 
 async def test_a_damaged_stored_result_is_a_miss(
@@ -191,6 +196,40 @@ async def test_a_damaged_stored_result_is_a_miss(
         assert answer.status_code == 200
         assert answer.headers["x-optimizer-cache"] == "MISS"
         assert answer.content == made.content
+
+
+async def test_an_entry_moved_under_another_variants_name_is_never_served(
+    node: Callable[..., Settings], weed: Seaweed, bucket: str
+) -> None:
+    """Issue 35, item 5: anyone with write access to the bucket put another answer under a
+    variant's name and node B served it as a hit under the real ETag (the digest was unkeyed).
+    Now the MAC covers the name: node B renders, and its answer is the right one."""
+    weed.put(bucket, "img/a.bmp", quadrant_bmp())
+    store = {"result_store": f"s3://{bucket}/results"}
+    target, other = "/a.bmp?width=40&format=png", "/a.bmp?width=20&format=png"
+    bucket_store = weed.store(bucket)
+
+    async def variants() -> set[str]:
+        listed = await obstore.list(bucket_store, prefix="results/").collect_async()
+        return {item["path"] for item in listed if "/sources/" not in item["path"]}
+
+    async with app_client(node("a", **store)) as a:
+        made = await a.get(target)
+        assert made.status_code == 200
+        await _until_stored(weed, bucket, count=3)
+        targets = await variants()
+        assert (await a.get(other)).status_code == 200
+        await _until_stored(weed, bucket, count=5)
+    planted = sorted(await variants() - targets)[0]
+    forged = bytes(await (await obstore.get_async(bucket_store, planted)).bytes_async())
+    for name in targets:  # the variant and its alias now hold the other variant's entry
+        weed.put(bucket, name, forged)
+    async with app_client(node("b", **store)) as b:
+        answer = await b.get(target)
+    assert answer.status_code == 200
+    assert answer.headers["x-optimizer-cache"] == "MISS"
+    assert answer.content == made.content
+    assert size_of(answer.content) == (40, 30)
 
 
 async def test_an_alias_left_from_an_older_version_is_never_served(
@@ -221,13 +260,42 @@ async def test_an_alias_left_from_an_older_version_is_never_served(
 async def _until_shared(weed: Seaweed, bucket: str, fingerprint: str) -> None:
     """Node A's index entry for the object names ``fingerprint``."""
     store = weed.store(bucket)
-    for _ in range(200):
+
+    async def shared() -> bool:
         for item in await obstore.list(store, prefix="results/sources/").collect_async():
             entry = await (await obstore.get_async(store, item["path"])).bytes_async()
-            if json.loads(bytes(entry))["fingerprint"] == fingerprint:
-                return
-        await asyncio.sleep(0.05)
-    raise AssertionError("node A never shared the new version's fingerprint")
+            if json.loads(bytes(entry)[OVERHEAD:])["fingerprint"] == fingerprint:
+                return True
+        return False
+
+    await wait_until_async(shared, timeout=30, interval=0.05, message="the new fingerprint shared")
+
+
+async def test_a_refused_store_connection_is_a_502_not_a_timeout(
+    node: Callable[..., Settings], free_port: Callable[[], int]
+) -> None:
+    """Issue 35, item 13: obstore's error text names its ``retry_timeout`` setting, and a refused
+    connection was answered 504 "no answer within 20 s" in 0.08 s."""
+    async with app_client(node(s3_endpoint_url=f"http://127.0.0.1:{free_port()}")) as client:
+        answer = await client.get("/a.bmp?width=10")
+    assert answer.status_code == 502
+    assert answer.json() == {"error": "source /: unreachable", "code": 502}
+
+
+async def test_a_store_that_never_answers_is_a_504_after_the_deadline(
+    node: Callable[..., Settings],
+) -> None:
+    with socket.socket() as silent:  # accepts connections (the kernel's backlog), answers nothing
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        endpoint = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        async with app_client(node(s3_endpoint_url=endpoint, source_read_timeout_s=1.0)) as client:
+            started = time.monotonic()
+            answer = await client.get("/a.bmp?width=10")
+            elapsed = time.monotonic() - started
+    assert answer.status_code == 504
+    assert answer.json() == {"error": "source /: no answer within 1 s", "code": 504}
+    assert 0.9 < elapsed < 5
 
 
 async def test_wrong_credentials_are_a_502_naming_the_source_and_nothing_else(

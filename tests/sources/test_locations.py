@@ -63,6 +63,10 @@ def test_sources_must_be_a_json_object() -> None:
         "::ffff:127.0.0.1", "::ffff:10.0.0.1", "64:ff9b::a00:1", "64:ff9b::7f00:1",
         "64:ff9b:1::a00:1", "2002:7f00:1::", "2002:a00:1::", "2001:0:4136:e378:8000:63bf:3fff:fdd2",
         "192.0.2.1", "2001:db8::1",
+        # Issue 35, item 12: IPv4-compatible and SIIT forms of loopback and private addresses.
+        "::127.0.0.1", "::10.0.0.1", "::ffff:0:7f00:1", "::ffff:0:a00:1", "::ffff:0:c0a8:101",
+        "::", "::0.0.0.1", "64:ff9b::c0a8:101", "2002:c0a8:101::1", "2002:6440:1::",
+        "100::1", "3fff::1", "4000::1",
     ],
 )  # fmt: skip
 def test_non_public_addresses_are_refused(address: str) -> None:
@@ -70,7 +74,11 @@ def test_non_public_addresses_are_refused(address: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "address", ["93.184.215.14", "2606:4700::1111", "::ffff:93.184.215.14", "64:ff9b::5db8:d70e"]
-)
+    "address",
+    [
+        "93.184.215.14", "2606:4700::1111", "::ffff:93.184.215.14", "64:ff9b::5db8:d70e",
+        "::ffff:0:5db8:d70e", "2002:5db8:d70e::1",
+    ],
+)  # fmt: skip
 def test_public_addresses_pass(address: str) -> None:
     assert public(ipaddress.ip_address(address))

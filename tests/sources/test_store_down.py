@@ -29,6 +29,7 @@ async def test_both_nodes_keep_answering_when_the_store_goes_away(
             return make_settings(
                 root="s3://photos/img",
                 result_store="s3://photos/results",
+                result_store_key="the nodes' shared result-store secret",
                 s3_endpoint_url=weed.endpoint,
                 s3_path_style=True,
                 source_ttl_s=0.2,

@@ -159,3 +159,26 @@ async def test_listing_turned_off_and_phone_width(
         assert box["x"] >= 0
         assert box["x"] + box["width"] <= 390
         assert problems == []
+
+
+async def test_playground_shows_the_quality_auto_chose_and_its_score(
+    browser, docroot: Path, make_settings: Callable[..., Settings]
+) -> None:
+    """quality=auto is typed as text (the schema's integer-or-auto) and the answer's
+    X-Output-Quality and X-Output-Score are shown (a real photo of tests/data/corpus)."""
+    import shutil
+
+    corpus = Path(__file__).parent.parent / "data" / "corpus"
+    shutil.copyfile(corpus / "photo-chelsea.jpg", docroot / "cat.jpg")
+    with live_server(make_settings()) as base:
+        page, problems = await open_page(browser, viewport={"width": 1200, "height": 1250})
+        await page.goto(f"{base}/ui/optimizer?file=cat.jpg&quality=auto&format=jpeg")
+        await expect(page.locator("#status")).to_have_text("Done: cat.jpg.", timeout=20_000)
+        assert await page.locator("#p-quality").input_value() == "auto"
+        quality = await page.locator("#output-quality").text_content()
+        assert quality is not None
+        assert 1 <= int(quality) <= 100
+        score = await page.locator("#output-score").text_content()
+        assert score is not None
+        assert float(score) >= 74
+        assert not problems

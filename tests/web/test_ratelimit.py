@@ -430,9 +430,12 @@ async def test_a_paused_redis_costs_one_deadline_then_nothing(
             back = await until_limited_again(client, closed=not fail_open)
         logged = [r.getMessage() for r in caplog.records]
     first, *rest = (took for _, took in during)
-    assert first < STORAGE_DEADLINE_S + 0.3, first
-    assert max(rest) < 0.1, rest
-    assert sum(took for _, took in during) < 1.5
+    # The bug: every request waited for the paused storage (~3 s each before the deadline, 0.5 s
+    # after it). So: the first waits about one deadline, and none after it waits one at all; a
+    # request that waits for the storage cannot take less than the deadline, however quiet the
+    # machine, so these bounds catch it and a busy machine (0.107 s against 0.1 s) keeps them.
+    assert first < STORAGE_DEADLINE_S + 1.0, first
+    assert max(rest) < STORAGE_DEADLINE_S * 0.8, rest
     for response, _ in during:
         assert "RateLimit" not in response.headers
         if fail_open:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -17,6 +16,7 @@ from assetgate.app import create_app
 from assetgate.settings import Settings
 from assetgate.web.urllimit import PARSER_MAX_TARGET, h11_head_limit, url_bytes
 from tests.imaging import factory as make
+from tests.waiting import wait_until
 
 
 @contextmanager
@@ -27,11 +27,8 @@ def serving(settings: Settings, **config: Any) -> Iterator[int]:
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        assert thread.is_alive(), "uvicorn stopped while starting"
-        time.sleep(0.02)
+    wait_until(lambda: server.started or not thread.is_alive(), timeout=30, message="uvicorn")
+    assert server.started, "uvicorn stopped while starting"
     try:
         yield server.servers[0].sockets[0].getsockname()[1]
     finally:

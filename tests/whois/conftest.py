@@ -8,7 +8,6 @@ TLDs, ``*`` and registrar server names to the loopback servers) and ``ASSETGATE_
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ import pytest
 
 from assetgate.settings import Settings
 from tests.conftest import app_client
+from tests.serve_process import pick_port
 from tests.whois.fakes import HttpReply, RdapServer, Reply, ReplySpec, WhoisServer
 from tests.whois.rdap_samples import registrar_domain, registry_domain
 
@@ -128,9 +128,8 @@ class Env:
 
 
 def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A port nobody listens on: from this worker's share, so no other test's server takes it."""
+    return pick_port()
 
 
 @pytest.fixture

@@ -60,7 +60,7 @@ async def test_deadline_covers_a_server_that_never_finishes() -> None:
             await query_port43("127.0.0.1", server.port, "x.com", timeout_s=0.3)
     finally:
         await server.close()
-    assert time.perf_counter() - started < 1.5
+    assert time.perf_counter() - started < 3.5  # the 0.3 s deadline, not the server's 5 s
 
 
 async def test_trickling_server_is_cut_by_the_total_deadline() -> None:

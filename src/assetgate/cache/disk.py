@@ -79,6 +79,17 @@ class DiskTier:
                 os.utime(path)
         return found
 
+    def delete(self, key: str) -> bool:
+        """Remove the entry's file (a purge); whether there was one."""
+        try:
+            size = self.path_for(key).stat().st_size
+            self.path_for(key).unlink()
+        except OSError:
+            return False
+        with self._guard:
+            self._used = max(0, (self._used or 0) - size)
+        return True
+
     def write(self, key: str, data: bytes) -> bool:
         """Store the packed entry ``data``; False (never an exception) when the disk cannot."""
         if len(data) > self.budget_bytes or time.monotonic() < self._paused_until:

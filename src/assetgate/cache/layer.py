@@ -47,6 +47,7 @@ from assetgate.cache.lock import POLL_S, WAIT_S, RenderLock
 from assetgate.cache.memory import MemoryTier
 from assetgate.cache.objects import ObjectTier
 from assetgate.cache.prefetch import Prefetch
+from assetgate.cache.purgeindex import PurgeIndex
 from assetgate.cache.shared import SharedTier
 from assetgate.errors import AppError
 from assetgate.operations.metrics import Metrics
@@ -76,6 +77,7 @@ class Cache(Generic[T]):
         shared: SharedTier | None = None,
         store: ObjectTier | None = None,
         lock: RenderLock | None = None,
+        index: PurgeIndex | None = None,
         metrics: Metrics | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -86,6 +88,7 @@ class Cache(Generic[T]):
         self.shared = shared
         self.store = store
         self.lock = lock if store is not None else None
+        self.index = index  # path -> the keys stored for it (a purge's map), when given a path
         self._ttl = ttl if callable(ttl) else (lambda _value: ttl)
         self._negative_ttl_s = negative_ttl_s
         self._metrics = metrics
@@ -134,9 +137,10 @@ class Cache(Generic[T]):
         self._count("hit")
         return held
 
-    def share_as(self, alias: str, key: str, value: T) -> None:
+    def share_as(self, alias: str, key: str, value: T, *, path: str | None = None) -> None:
         """Also keep ``value`` (the value of ``key``) in the result store under ``alias``, in the
-        background; nothing without a store or when ``ttl(value)`` is 0."""
+        background; nothing without a store or when ``ttl(value)`` is 0. ``path``: the source
+        it was made from, for the purge index."""
         ttl_s = self._ttl(value)
         if self.store is None or ttl_s <= 0:
             return
@@ -144,6 +148,7 @@ class Cache(Generic[T]):
         expires_at = time.time() + ttl_s if math.isfinite(ttl_s) else 0.0
         data = pack(with_key(key, self.codec.encode(value)), expires_at)
         self.store.put_later(self._alias_key(alias), data)
+        self._indexed(path, self._alias_key(alias))
 
     def prefetch(self, alias: str) -> Prefetch:
         """Start reading ``alias`` from the result store, for a ``find`` that will know the key;
@@ -156,12 +161,18 @@ class Cache(Generic[T]):
         return Prefetch.start(alias, self.store.get(self._alias_key(alias)))
 
     async def get_or_compute(
-        self, key: str, compute: Callable[[], Awaitable[T]], *, refresh: bool = False
+        self,
+        key: str,
+        compute: Callable[[], Awaitable[T]],
+        *,
+        refresh: bool = False,
+        path: str | None = None,
     ) -> tuple[T, bool]:
         """(value, True) when it came from a tier, (value, False) when it was computed.
 
         ``refresh`` skips what the tiers hold (the caller knows it is out of date) but still
-        joins a computation already running for ``key``."""
+        joins a computation already running for ``key``. ``path``: the source file the value is
+        made from; a computed value is entered under it in the purge index."""
         held = None if refresh else self.memory.get(key)
         if held is not None:
             self._count("hit")
@@ -172,7 +183,7 @@ class Cache(Generic[T]):
             flight = self._flights.get(key)
             leader = flight is None
             if flight is None:
-                flight = self._start(key, compute, refresh)
+                flight = self._start(key, compute, refresh, path)
             flight.callers += 1
             try:
                 value, hit = await asyncio.shield(flight.task)
@@ -192,8 +203,10 @@ class Cache(Generic[T]):
             self._count("hit" if hit else "miss")
             return value, hit
 
-    def _start(self, key: str, compute: Callable[[], Awaitable[T]], refresh: bool) -> _Flight[T]:
-        task = asyncio.get_running_loop().create_task(self._fill(key, compute, refresh))
+    def _start(
+        self, key: str, compute: Callable[[], Awaitable[T]], refresh: bool, path: str | None
+    ) -> _Flight[T]:
+        task = asyncio.get_running_loop().create_task(self._fill(key, compute, refresh, path))
         flight: _Flight[T] = _Flight(task)
         self._flights[key] = flight
 
@@ -210,7 +223,7 @@ class Cache(Generic[T]):
         return flight
 
     async def _fill(
-        self, key: str, compute: Callable[[], Awaitable[T]], refresh: bool
+        self, key: str, compute: Callable[[], Awaitable[T]], refresh: bool, path: str | None
     ) -> tuple[T, bool]:
         found = None if refresh else await self._lower(key)
         if found is not None:
@@ -219,12 +232,14 @@ class Cache(Generic[T]):
             self._gauge()
             return value, True
         if self.lock is not None:
-            return await self._fill_locked(key, compute)
+            return await self._fill_locked(key, compute, path)
         value = await compute()
-        await self.put(key, value)
+        await self.put(key, value, path=path)
         return value, False
 
-    async def _fill_locked(self, key: str, compute: Callable[[], Awaitable[T]]) -> tuple[T, bool]:
+    async def _fill_locked(
+        self, key: str, compute: Callable[[], Awaitable[T]], path: str | None
+    ) -> tuple[T, bool]:
         """Compute under the cross-node lock (``cache.lock``), or wait for the node that does."""
         assert self.lock is not None
         assert self.store is not None
@@ -246,7 +261,7 @@ class Cache(Generic[T]):
                 return found, True
         try:
             value = await compute()
-            written = await self.put(key, value)
+            written = await self.put(key, value, path=path)
         except BaseException:
             if token:
                 await self.lock.release(lock_key, token)
@@ -315,13 +330,16 @@ class Cache(Generic[T]):
             task.add_done_callback(self._copies.discard)
         return decoded
 
-    async def put(self, key: str, value: T) -> asyncio.Task[None] | None:
+    async def put(
+        self, key: str, value: T, *, path: str | None = None
+    ) -> asyncio.Task[None] | None:
         """Keep ``value`` in every tier for ``ttl(value)`` (nothing when that is 0); the result
-        store's background write, when one was started."""
+        store's background write, when one was started. ``path``: for the purge index."""
         ttl_s = self._ttl(value)
         written = None
         if ttl_s <= 0:
             return None
+        self._indexed(path, self._tier_key(key))
         self.memory.put(key, value, self.codec.weight(value), ttl_s)
         if self.disk is not None or self.shared is not None or self.store is not None:
             expires_at = time.time() + ttl_s if math.isfinite(ttl_s) else 0.0
@@ -346,6 +364,27 @@ class Cache(Generic[T]):
         if self._copies:  # disk copies and lock releases: short, let them finish
             await asyncio.wait(set(self._copies), timeout=2.0)
         self.memory.clear()
+
+    def _indexed(self, path: str | None, tier_key: str) -> None:
+        if path is not None and self.index is not None:
+            self.index.add(path, tier_key)
+
+    def forget(self, tier_keys: set[str]) -> int:
+        """Drop this cache's entries among ``tier_keys`` from this process's memory, with the
+        failures and aliases remembered for them (a purge on this node; the disk is the
+        caller's: one directory serves every cache). How many entries were held."""
+        prefix = f"{self.name}:"
+        mine = {key for key in tier_keys if key.startswith(prefix)}
+        keys = {key.removeprefix(prefix) for key in mine}
+        dropped = sum(self.memory.pop(key) for key in keys)
+        for key in keys:
+            self._failures.pop(key)
+        for alias, named in list(self._aliases.items()):
+            if named in keys or self._alias_key(alias) in mine:
+                self._aliases.pop(alias, None)
+        if dropped:
+            self._gauge()
+        return dropped
 
     def _tier_key(self, key: str) -> str:
         return f"{self.name}:{key}"

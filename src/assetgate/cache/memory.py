@@ -50,6 +50,12 @@ class MemoryTier(Generic[T]):
             _, evicted = self._entries.popitem(last=False)
             self.used_bytes -= evicted.weight
 
+    def pop(self, key: str) -> bool:
+        """Forget ``key``; whether it was held."""
+        held = key in self._entries
+        self._drop(key)
+        return held
+
     def clear(self) -> None:
         self._entries.clear()
         self.used_bytes = 0

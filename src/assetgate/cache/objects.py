@@ -8,7 +8,14 @@ variables (obstore reads them) and, when those are absent, from the shared crede
 files (``AWS_PROFILE``, read here: object_store does not read them).
 
 ``ObjectTier`` is the lowest tier of ``Cache``: an entry is the same packed form as on disk (magic,
-length, BLAKE2b), so a short or damaged object is a miss. A read waits at most ``READ_TIMEOUT_S``;
+length, BLAKE2b), sealed with a keyed MAC (``seal``): BLAKE2b keyed with
+``ASSETGATE_RESULT_STORE_KEY``, the secret every node shares, over the entry's name and bytes.
+Anyone with write access to the bucket could forge the unkeyed form, and another node served the
+forgery as a hit under the real ETag (issue 35); an entry that fails the MAC (forged, damaged,
+copied under another name, written with another key) is a miss, with one warning per name. A
+read asks for at most ``max_entry_bytes`` (the largest entry a render can produce,
+``largest_entry``): a bigger object is a miss without being read whole, and a bigger entry is
+never written. A read waits at most ``READ_TIMEOUT_S``;
 a write is a background task that never delays an answer. Any failure marks the store down for
 ``RETRY_AFTER_S`` (nobody waits for it meanwhile), logged once when it goes and once when it is
 back: the store down means "render here", never an error.
@@ -18,6 +25,8 @@ from __future__ import annotations
 
 import asyncio
 import configparser
+import hashlib
+import hmac
 import logging
 import os
 import time
@@ -25,7 +34,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Final
 
+import anyio.to_thread
 import obstore
+from cachetools import LRUCache
 from obstore.exceptions import GenericError
 from obstore.store import S3Store
 from prometheus_client import Counter
@@ -44,9 +55,52 @@ OK: Final = "ok"
 # (about 0.15 ms of a 2 ms read, the most of node B's answer: docs/sources.md). A store that
 # ignores the range (a 200) gets plain GETs from then on (``ObjectTier._read``).
 WHOLE: Final = 1 << 50
+SEAL: Final = b"AGS1"  # an entry sealed with the shared key
+MAC_BYTES: Final = 32
+OVERHEAD: Final = len(SEAL) + MAC_BYTES
+#: Entries up to this size are sealed and checked on the event loop (~0.1 ms); larger in a thread.
+ON_LOOP_BYTES: Final = 1024 * 1024
+#: Names a bad entry was warned about (one warning each; a flood of forgeries stays bounded).
+WARNED_NAMES: Final = 1024
 
 
-def _file_credentials() -> dict[str, str]:
+def largest_entry(settings: Settings) -> int:
+    """The largest result-store entry a render can produce: its output pixels (the input limit,
+    or the upscale limit when that is larger) at 4 bytes each — 8-bit RGBA as it is, more than
+    any encoder's output of real images — plus 1 MiB for the entry's header and description."""
+    return max(settings.max_input_pixels, settings.max_upscale_pixels) * 4 + (1 << 20)
+
+
+def mac_key(secret: str) -> bytes:
+    """The 64-byte BLAKE2b key made from ``ASSETGATE_RESULT_STORE_KEY``."""
+    return hashlib.blake2b(secret.encode(), digest_size=64, person=b"assetgate-rs").digest()
+
+
+def _mac(key: bytes, name: str, data: bytes | memoryview) -> bytes:
+    digest = hashlib.blake2b(key=key, digest_size=MAC_BYTES, person=b"assetgate-rs")
+    digest.update(name.encode())
+    digest.update(b"\0")
+    digest.update(data)
+    return digest.digest()
+
+
+def seal(key: bytes, name: str, data: bytes) -> bytes:
+    """``data`` as stored under ``name``: the mark, the MAC of name and data, then the data."""
+    return SEAL + _mac(key, name, data) + data
+
+
+def unseal(key: bytes, name: str, stored: bytes | memoryview) -> bytes | None:
+    """The data ``seal`` stored under ``name``, or None when the MAC does not hold."""
+    view = memoryview(stored)
+    if len(view) < OVERHEAD or bytes(view[: len(SEAL)]) != SEAL:
+        return None
+    data = view[OVERHEAD:]
+    if not hmac.compare_digest(bytes(view[len(SEAL) : OVERHEAD]), _mac(key, name, data)):
+        return None
+    return bytes(data)
+
+
+def file_credentials() -> dict[str, str]:
     """Key, secret, token and region from the shared AWS files, when the variables hold none."""
     if os.environ.get("AWS_ACCESS_KEY_ID"):
         return {}
@@ -84,7 +138,7 @@ def s3_store(bucket: str, prefix: str, settings: Settings) -> S3Store:
     path_style = settings.s3_path_style
     connect_timeout_s = settings.source_connect_timeout_s
     timeout_s = settings.source_read_timeout_s
-    options: dict[str, object] = dict(_file_credentials())
+    options: dict[str, object] = dict(file_credentials())
     if endpoint is not None:
         options["endpoint"] = endpoint
     if not (os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")):
@@ -132,10 +186,15 @@ class ObjectTier:
         self,
         store: S3Store,
         *,
+        key: bytes,
+        max_entry_bytes: int,
         results: Counter | None = None,
         retry_after_s: float = RETRY_AFTER_S,
     ) -> None:
         self.store = store
+        self._key = key  # mac_key(ASSETGATE_RESULT_STORE_KEY)
+        self.max_entry_bytes = max_entry_bytes
+        self._warned: LRUCache[str, bool] = LRUCache(maxsize=WARNED_NAMES)
         self.retry_after_s = retry_after_s
         self._results = results  # assetgate_result_store_requests{result}
         self._down_until = 0.0
@@ -177,25 +236,73 @@ class ObjectTier:
                 self._count("error")
             return None
         self._up()
+        opened = None if data is None else await self._unseal(key, data)
+        if opened is None:
+            self._bad(key)
+            if counted:
+                self._count("invalid")
+            return None
         if counted:
             self._count("hit")
-        return data
+        return opened
 
-    async def _read(self, key: str) -> bytes:
+    async def _read(self, key: str) -> bytes | memoryview | None:
+        """The stored object, or None when it is over the largest entry (not read whole)."""
+        most = self.max_entry_bytes + OVERHEAD
         if self._ranged:
             try:
-                return bytes(await obstore.get_range_async(self.store, key, start=0, end=WHOLE))
+                found = await obstore.get_range_async(self.store, key, start=0, end=most + 1)
             except GenericError as exc:
                 if not _range_ignored(exc):
                     raise
                 self._ranged = False
                 log.warning("result store ignores ranged reads; reading whole objects")
-        found = await obstore.get_async(self.store, key)
-        return bytes(await found.bytes_async())
+            else:
+                view = memoryview(found)
+                return None if len(view) > most else view
+        whole = await obstore.get_async(self.store, key)
+        if whole.meta["size"] > most:
+            return None  # the body is never asked for
+        return memoryview(await whole.bytes_async())
+
+    async def _unseal(self, key: str, data: bytes | memoryview) -> bytes | None:
+        if len(data) <= ON_LOOP_BYTES:
+            return unseal(self._key, key, data)
+        return await anyio.to_thread.run_sync(unseal, self._key, key, data)
+
+    def _bad(self, key: str) -> None:
+        """One warning per name: an object under a result key that is not our entry."""
+        if key not in self._warned:
+            self._warned[key] = True
+            log.warning(
+                "result store entry %s is over %d bytes or fails its MAC (forged, damaged, "
+                "or written with another ASSETGATE_RESULT_STORE_KEY); treated as a miss",
+                key[:120],
+                self.max_entry_bytes,
+            )
+
+    async def delete(self, keys: list[str]) -> int:
+        """Delete the objects ``keys`` (a purge): how many were there. Raises when the store
+        cannot answer (a purge must say so, not claim it deleted nothing); absent ones are fine."""
+        deleted = 0
+        for key in keys:
+            async with asyncio.timeout(WRITE_TIMEOUT_S):
+                try:
+                    await obstore.head_async(self.store, key)
+                except FileNotFoundError:
+                    continue
+                await obstore.delete_async(self.store, key)
+            deleted += 1
+        return deleted
 
     def put_later(self, key: str, data: bytes) -> asyncio.Task[None] | None:
-        """Write in the background; dropped when the store is down or too many writes wait."""
-        if not self.available or len(self._writes) >= MAX_PENDING_WRITES:
+        """Write in the background; dropped when the store is down, too many writes wait, or
+        the entry is over ``max_entry_bytes`` (no node would read it)."""
+        if (
+            not self.available
+            or len(self._writes) >= MAX_PENDING_WRITES
+            or len(data) > self.max_entry_bytes
+        ):
             return None
         task = asyncio.get_running_loop().create_task(self._put(key, data))
         self._writes.add(task)
@@ -203,9 +310,13 @@ class ObjectTier:
         return task
 
     async def _put(self, key: str, data: bytes) -> None:
+        if len(data) <= ON_LOOP_BYTES:
+            sealed = seal(self._key, key, data)
+        else:
+            sealed = await anyio.to_thread.run_sync(seal, self._key, key, data)
         try:
             async with asyncio.timeout(WRITE_TIMEOUT_S):
-                await obstore.put_async(self.store, key, data)
+                await obstore.put_async(self.store, key, sealed)
         except Exception as exc:
             self._failed(exc)
             return

@@ -65,6 +65,13 @@ class SharedTier:
             return
         self._up()
 
+    async def delete(self, keys: list[str]) -> int:
+        """Delete ``keys`` (a purge): how many there were. Raises when Redis cannot answer."""
+        if not keys:
+            return 0
+        async with asyncio.timeout(OP_TIMEOUT_S * 4):
+            return int(await self.client.delete(*(PREFIX + key for key in keys)))
+
     def _failed(self, exc: BaseException) -> None:
         self._down_until = time.monotonic() + self.retry_after_s
         if not self._down:

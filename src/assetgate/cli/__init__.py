@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Sequence
 
 from assetgate import __version__
-from assetgate.cli import health, optimize, serve, sign
+from assetgate.cli import health, optimize, purge, serve, sign
 from assetgate.web.openapi import API_VERSION
 
 
@@ -27,6 +27,7 @@ def _parser() -> argparse.ArgumentParser:
     optimize.add_parser(sub)
     sign.add_parser(sub)
     health.add_parser(sub)
+    purge.add_parser(sub)
     return parser
 
 

@@ -14,8 +14,14 @@ with running requests. For a server that faces clients directly (docs/deploying.
 - **connection budget** (``ASSETGATE_MAX_CONNECTIONS``): past it, a new connection closes the
   oldest idle one (no request running) to make room, or is closed itself when every connection
   has a request running. Idle connections therefore never keep a client with a request out.
+- **body deadline** (``ASSETGATE_BODY_MIN_RATE``, ``ASSETGATE_BODY_GRACE_S``): after the grace,
+  a request body must have arrived at this many bytes per second on average since its headers, or
+  the connection is closed (one byte every 5 s passes the idle deadline, never this one).
 - **work budget** (``ASSETGATE_LIMIT_CONCURRENCY``): requests running at once; beyond it the
-  answer is uvicorn's 503. Open connections no longer count.
+  answer is uvicorn's 503. Open connections do not count, and neither does a request while its
+  body is still arriving: 1,024 uploads trickling one byte every 5 s once made every request a
+  503 (issue 35). It joins the count when its body is in. Past the connection budget, an upload
+  still arriving is evicted, slowest first, when no connection is idle.
 """
 
 from __future__ import annotations
@@ -59,6 +65,10 @@ class Guard:
     idle_timeout_s: float = 30.0
     max_connections: int = 4096
     work_limit: int | None = None
+    body_min_rate: int = 1024  # bytes per second; 0: no body deadline
+    body_grace_s: float = 10.0
+    #: Requests of this process whose body is still arriving: not in the work budget.
+    receiving: int = 0
 
     @classmethod
     def configure(cls, settings: Settings) -> None:
@@ -66,6 +76,9 @@ class Guard:
         cls.idle_timeout_s = settings.idle_timeout_s
         cls.max_connections = fit_file_limit(settings.max_connections)
         cls.work_limit = settings.limit_concurrency
+        cls.body_min_rate = settings.body_min_rate
+        cls.body_grace_s = settings.body_grace_s
+        cls.receiving = 0
 
 
 class GuardedHttpToolsProtocol(HttpToolsProtocol):
@@ -82,6 +95,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._stalled: asyncio.TimerHandle | None = None  # writing paused: the client reads not
         self._idle_since = time.monotonic()  # no request running since then
         self._running = False
+        self._receiving = False  # the request's body is still arriving (not in the work budget)
+        self._body_started = 0.0  # loop time of the headers' end
+        self._body_bytes = 0
+        self._slow: asyncio.TimerHandle | None = None  # the body deadline's next check
 
     # --- the connection budget ----------------------------------------------------------------
 
@@ -92,18 +109,28 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self._make_room()
 
     def _make_room(self) -> None:
-        """Close the oldest idle connection, or this one when none is idle."""
+        """Close the oldest idle connection, else the upload whose body arrives slowest, else
+        this one (every other connection has a request at work)."""
+        now = self.loop.time()
         oldest: GuardedHttpToolsProtocol | None = None
+        slowest: GuardedHttpToolsProtocol | None = None
         for other in self.connections:
             if (
-                other is not self
-                and isinstance(other, GuardedHttpToolsProtocol)
-                and not other._running
-                and not other.transport.is_closing()
-                and (oldest is None or other._idle_since < oldest._idle_since)
+                other is self
+                or not isinstance(other, GuardedHttpToolsProtocol)
+                or other.transport.is_closing()
             ):
-                oldest = other
-        (oldest or self).transport.close()
+                continue
+            if not other._running:
+                if oldest is None or other._idle_since < oldest._idle_since:
+                    oldest = other
+            elif other._receiving and (slowest is None or other._rate(now) < slowest._rate(now)):
+                slowest = other
+        (oldest or slowest or self).transport.close()
+
+    def _rate(self, now: float) -> float:
+        """Bytes per second of the body arriving so far."""
+        return self._body_bytes / max(now - self._body_started, 1e-3)
 
     # --- deadlines ----------------------------------------------------------------------------
 
@@ -125,6 +152,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self.transport.close()
 
     def data_received(self, data: bytes) -> None:
+        if self._receiving:
+            self._body_bytes += len(data)
         super().data_received(data)
         cycle = self.cycle
         if self._running and cycle is not None and cycle.more_body and not cycle.response_complete:
@@ -134,18 +163,47 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._disarm()
         self._running = True
         work_limit = Guard.work_limit
-        full = work_limit is not None and len(self.tasks) >= work_limit
+        at_work = len(self.tasks) - Guard.receiving
+        full = work_limit is not None and at_work >= work_limit
         # uvicorn answers 503 when its limit is reached; 0 makes that so for this request only.
         self.limit_concurrency = 0 if full else None
         super().on_headers_complete()
         self.limit_concurrency = None
         self._arm(Guard.idle_timeout_s)  # for the body; a request without one ends it at once
+        self._body_started = self.loop.time()
+        self._body_bytes = 0
+        self._set_receiving(True)  # until on_message_complete, at once for a request without body
+        if Guard.body_min_rate > 0:
+            self._slow = self.loop.call_at(self._body_started + Guard.body_grace_s, self._check)
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
         self._disarm()  # the body is in: the route's own deadlines apply now
+        self._set_receiving(False)
+
+    def _set_receiving(self, receiving: bool) -> None:
+        if receiving != self._receiving:
+            self._receiving = receiving
+            Guard.receiving += 1 if receiving else -1
+        if not receiving and self._slow is not None:
+            self._slow.cancel()
+            self._slow = None
+
+    def _check(self) -> None:
+        """The body deadline: close when the body is behind the minimum rate, else look again
+        when the bytes held so far stop covering it."""
+        self._slow = None
+        if not self._receiving:
+            return
+        owed = Guard.body_min_rate * (self.loop.time() - self._body_started - Guard.body_grace_s)
+        if self._body_bytes < owed:
+            self._close()
+            return
+        due = self._body_started + Guard.body_grace_s + self._body_bytes / Guard.body_min_rate
+        self._slow = self.loop.call_at(max(due, self.loop.time() + 1.0), self._check)
 
     def on_response_complete(self) -> None:
+        self._set_receiving(False)  # answered before its body was read (a 413, say)
         self._running = bool(self.pipeline)
         self._idle_since = time.monotonic()
         super().on_response_complete()
@@ -175,4 +233,5 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
         self._unstall()
+        self._set_receiving(False)
         super().connection_lost(exc)

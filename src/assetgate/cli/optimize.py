@@ -35,10 +35,12 @@ from assetgate.cli.settings_errors import load_settings
 from assetgate.errors import AppError
 from assetgate.imaging import vips
 from assetgate.imaging.formats import IMAGE_EXTENSIONS
-from assetgate.optimizer.params import PARAMS, Param
+from assetgate.imaging.limits import DecodeLimits
+from assetgate.optimizer.params import AUTO_HIGH, AUTO_LOW, PARAMS, AutoQuality, Param
 from assetgate.optimizer.plan import Limits, Negotiation
 from assetgate.optimizer.render import Job, Outcome, prepare, render
 from assetgate.optimizer.spec import parse_spec
+from assetgate.optimizer.watermark_images import checker
 from assetgate.optimizer.watermarks import NO_WATERMARKS, Watermarks, parse_watermarks
 from assetgate.settings import Settings
 from assetgate.web.paths import clean_relative
@@ -87,6 +89,8 @@ def _metavar(param: Param) -> str:
         return "{" + ",".join(param.choices) + "}"
     if param.kind == "int":
         return f"{param.low}..{param.high}"
+    if param.kind == "quality":
+        return f"{{{param.low}..{param.high},auto,auto:{AUTO_LOW}..{AUTO_HIGH}}}"
     return param.name.upper()
 
 
@@ -106,6 +110,7 @@ class Output:
     width: int  # the real width, which labels a --srcset variant
     size: int
     kept: bool  # the original's bytes: a re-encode at the same settings was not smaller
+    score: float = 0.0  # quality=auto: the SSIMULACRA2 score of the written image
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +139,13 @@ def run(args: argparse.Namespace) -> int:
         for variant in variants:
             parse_spec(variant)  # every flag checked before any work
         settings = load_settings({}, {})
-        watermarks = parse_watermarks(settings.watermarks, os.path.realpath(str(settings.root)))
+        for variant in variants:
+            parse_spec(variant, AutoQuality.from_settings(settings))
+        watermarks = parse_watermarks(
+            settings.watermarks,
+            os.path.realpath(str(settings.root)),
+            checker(DecodeLimits.from_settings(settings)),
+        )
     except ValueError as exc:  # ASSETGATE_WATERMARKS names files under ASSETGATE_ROOT
         print(f"assetgate: ASSETGATE_WATERMARKS: {exc}", file=sys.stderr)
         return 2
@@ -204,6 +215,9 @@ def _optimize(
     results = _run_all(tasks, dest, settings, max(1, jobs), watermarks)
     console = Console()
     console.print(summary(results))
+    worst = worst_score(results)
+    if worst is not None:
+        console.print(worst)
     kept = [done for done in results if done.error is None and done.kept]
     if kept:
         console.print(kept_table(kept))
@@ -280,7 +294,7 @@ def optimize_one(
                 settings,
                 path=task.source,
                 size=size,
-                spec=parse_spec(query),
+                spec=parse_spec(query, AutoQuality.from_settings(settings)),
                 negotiation=Negotiation(webp=False),  # no Accept: the input format unless --format
                 limits=limits,
                 watermarks=watermarks,
@@ -312,7 +326,9 @@ def _write(task: Task, dest: Path, name: str, width: int, outcome: Outcome) -> O
     else:
         target.write_bytes(outcome.body)
     relative = str(target.relative_to(dest))
-    return Output(relative, width, target.stat().st_size, kept=outcome.body is None)
+    return Output(
+        relative, width, target.stat().st_size, kept=outcome.body is None, score=outcome.score
+    )
 
 
 def summary(results: list[Done]) -> Table:
@@ -332,13 +348,25 @@ def summary(results: list[Done]) -> Table:
     return table
 
 
+def worst_score(results: list[Done]) -> str | None:
+    """``--quality auto``: the lowest SSIMULACRA2 score written, and where (None without auto)."""
+    scored = [
+        (output.score, output.name) for done in results for output in done.outputs if output.score
+    ]
+    if not scored:
+        return None
+    score, name = min(scored)
+    return f"quality=auto: worst SSIMULACRA2 score {score:.2f} ({name}), {len(scored)} scored"
+
+
 def kept_table(kept: list[Done]) -> Table:
     """Files whose re-encode was not smaller: the original was written, and the run says so."""
     table = Table(title="kept as they were")
     table.add_column("file")
     table.add_column("why")
     for done in kept:
-        quality = parse_spec(done.task.variants[0]).quality
+        spec = parse_spec(done.task.variants[0])
+        quality = f"auto:{spec.auto}" if spec.auto is not None else str(spec.quality)
         why = f"re-encoded at quality {quality} it was not smaller"
         table.add_row(str(done.task.relative), why)
     return table

@@ -16,8 +16,10 @@ from assetgate.cli.connections import Guard, GuardedHttpToolsProtocol
 from assetgate.cli.listen import ListenError, bind
 from assetgate.cli.settings_errors import load_settings
 from assetgate.cli.supervisor import run_server
+from assetgate.imaging.limits import DecodeLimits
 from assetgate.operations.logs import configure_logging
 from assetgate.optimizer.presets import load_presets
+from assetgate.optimizer.watermark_images import checker
 from assetgate.optimizer.watermarks import parse_watermarks
 from assetgate.settings import Settings, renamed_in_use
 from assetgate.web.ratelimit import shared_budget_problem
@@ -76,7 +78,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"assetgate: ASSETGATE_PRESETS: {exc}", file=sys.stderr)
         return 2
     try:
-        parse_watermarks(settings.watermarks, os.path.realpath(settings.root))
+        parse_watermarks(
+            settings.watermarks,
+            os.path.realpath(settings.root),
+            checker(DecodeLimits.from_settings(settings)),
+        )
     except ValueError as exc:
         print(f"assetgate: ASSETGATE_WATERMARKS: {exc}", file=sys.stderr)
         return 2

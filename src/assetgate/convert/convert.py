@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 from assetgate.convert.options import ConvertOptions
 from assetgate.cpu import stop
@@ -60,6 +61,11 @@ def inspect(source: Path, filename: str, limits: DecodeLimits) -> Inspected:
     return Inspected(fmt, info)
 
 
+#: Below this a WebP may grow any number of times its upload (a 300-byte PNG of a photo-like
+#: thumbnail can): the growth cap is for amplification, not for small files.
+GROWTH_FLOOR_BYTES: Final = 1024 * 1024
+
+
 def to_webp(
     source: Path,
     destination: Path,
@@ -67,11 +73,14 @@ def to_webp(
     options: ConvertOptions,
     limits: DecodeLimits,
     max_output_bytes: int,
+    max_growth: float = 0.0,
 ) -> Converted:
     """Decode strictly (EXIF-rotated, sRGB, every frame of an animation), encode WebP, write it.
 
     A WebP over ``max_output_bytes`` is a 413 and never reaches the disk: a small, highly
-    compressible PNG at ``quality=100`` can encode to 180 times its size (docs/convert.md).
+    compressible PNG at ``quality=100`` can encode to 180 times its size (docs/convert.md). So is
+    one over ``max_growth`` times its upload once it is over ``GROWTH_FLOOR_BYTES`` (issue 35: a
+    55 KB PNG made a 40.5 MB WebP, 740x, within the caps); 0 turns that check off.
     """
 
     def decode_and_encode() -> tuple[bytes, int, int, int]:
@@ -99,6 +108,13 @@ def to_webp(
         raise AppError.too_large(
             f"converts to {len(data)} bytes of WebP, over the limit of {max_output_bytes} bytes"
             " per file (ASSETGATE_CONVERT_OUTPUT_MAX_BYTES)"
+        )
+    uploaded = source.stat().st_size
+    if max_growth and len(data) > max(GROWTH_FLOOR_BYTES, max_growth * uploaded):
+        raise AppError.too_large(
+            f"converts to {len(data)} bytes of WebP, {len(data) / max(uploaded, 1):.0f} times "
+            f"its {uploaded} bytes, over the limit of {max_growth:g} times "
+            "(ASSETGATE_CONVERT_MAX_GROWTH)"
         )
     destination.write_bytes(data)
     return Converted(width=width, height=height, pages=pages, size=len(data))

@@ -114,6 +114,7 @@ async def convert_body(
         workdir,
         max_output_bytes=res.settings.convert_output_max_bytes,
         max_total_bytes=res.settings.convert_output_max_total_bytes,
+        max_growth=res.settings.convert_max_growth,
     )
 
     def on_upload(upload: Upload, fields: Mapping[str, str]) -> None:

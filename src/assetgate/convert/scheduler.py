@@ -123,12 +123,14 @@ class Scheduler:
         *,
         max_output_bytes: int,
         max_total_bytes: int,
+        max_growth: float = 0.0,
     ) -> None:
         self.gate = gate
         self.limits = limits
         self.workdir = workdir
         self.max_output_bytes = max_output_bytes
         self.max_total_bytes = max_total_bytes
+        self.max_growth = max_growth
         self._sizes: dict[int, int] = {}  # upload index -> bytes of its current WebP
         self.conversions: dict[int, Conversion] = {}
         self.first_failure: int | None = None
@@ -212,7 +214,7 @@ class Scheduler:
         )
         within_ceiling(info, cost, self.limits.max_job_bytes)
         job = (upload.path, conversion.output, found, conversion.options, self.limits)
-        return await self.gate.run(to_webp, *job, self.max_output_bytes, cost=cost)
+        return await self.gate.run(to_webp, *job, self.max_output_bytes, self.max_growth, cost=cost)
 
     def _count(self, upload: Upload, conversion: Conversion, converted: Converted) -> None:
         """Add a finished WebP to the answer's size; a 413 for the file that takes it over."""

@@ -283,6 +283,29 @@ async def unless_disconnected(receive: Receive, wait: Callable[[], Awaitable[obj
         raise AppError.client_gone()
 
 
+async def while_connected(receive: Receive, work: Awaitable[T]) -> T:
+    """``await work``, or AppError 499 as soon as the client disconnects, ``work`` then being
+    cancelled (a shared computation stops when its last waiter goes). The body must have been
+    read already: this reads ``receive``. ``work``'s own error is raised as it is."""
+    task = asyncio.ensure_future(work)
+    gone = asyncio.ensure_future(_disconnected(receive))
+    try:
+        await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        gone.cancel()
+        if not task.done():
+            task.cancel()
+            task.add_done_callback(_retrieved)
+    if not task.done():
+        raise AppError.client_gone()
+    return task.result()
+
+
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()  # read, so asyncio logs no "exception was never retrieved"
+
+
 async def _disconnected(receive: Receive) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass

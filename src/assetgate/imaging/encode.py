@@ -12,7 +12,9 @@ pixel for RGB, 37 instead of 44 with a noisy alpha; ~8 % more CPU; docs/benchmar
 peak of one image job"). Either encoder is killed only while it pulls pixels, not inside
 libwebp's encode.
 
-Efforts are chosen for a server, not an archive: WebP effort 2 costs half of libwebp's default for
+Efforts are chosen by measurement (docs/optimizer.md "Encoders"): WebP effort 4 (libwebp's default)
+spends 6-7 % fewer bytes than effort 2 at equal SSIMULACRA2 for twice its encode CPU (an 800 px
+photo: 26 against 13 ms); before issue 41 it was effort 2, half of libwebp's default for
 about 2 % more bytes; AVIF effort 0 (aom speed 9) encodes an 800 px photo in a fifth of effort 2's
 time for the same bytes and PSNR (docs/benchmarks.md, "AVIF against WebP"). Every
 saver runs with ``keep="none"``: EXIF (GPS!), XMP, IPTC and ICC are dropped; pixels are already
@@ -49,10 +51,14 @@ DEFAULT_EFFORT: Final[Mapping[OutputFormat, int]] = {
     "jpeg": 0,
     "png": 6,
     "gif": 4,
-    "webp": 2,
+    "webp": 4,
     "avif": 0,
 }
 _WHITE: Final = [255, 255, 255]
+#: libvips' JPEG saver options (mozjpeg's, chosen by measurement: docs/optimizer.md "Encoders").
+#: Table 2 only: progressive scans would save another 1-3 % for +50 % encode CPU, which the
+#: cold render's parity with sharp does not afford (docs/optimizer.md "Encoders").
+JPEG_OPTIONS: Final[Mapping[str, Any]] = {"optimize_coding": True, "quant_table": 2}
 #: Output pixels from which a still WebP is encoded by libvips' saver (memory over CPU).
 STREAMED_WEBP_PIXELS: Final = 4_000_000
 
@@ -76,7 +82,7 @@ def encode(
     if fmt == "jpeg":
         if image.hasalpha():
             image = image.flatten(background=_WHITE[: image.bands - 1])
-        return _save(image, "jpegsave_buffer", Q=q, optimize_coding=True)
+        return _save(image, "jpegsave_buffer", Q=q, **JPEG_OPTIONS)
     if fmt == "png":
         return _save(image, "pngsave_buffer", compression=min(9, max(0, level)))
     if fmt == "gif":
@@ -97,6 +103,14 @@ def encode(
         compression="av1",
         bitdepth=8,
     )
+
+
+def encode_near_lossless(image: pyvips.Image, level: int, effort: int | None = None) -> bytes:
+    """WebP near-lossless (``quality=auto`` for graphics): libvips' saver, as Pillow's has no
+    such mode; ``level`` 0..100 is the preprocessing strength (100 = lossless)."""
+    effort = DEFAULT_EFFORT["webp"] if effort is None else effort
+    return _save(image, "webpsave_buffer", alpha_q=100, near_lossless=True,
+                 Q=min(100, max(0, level)), effort=min(6, max(0, effort)))  # fmt: skip
 
 
 def encode_webp_still(

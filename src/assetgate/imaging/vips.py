@@ -27,7 +27,7 @@ from assetgate.cpu import stop
 from assetgate.settings import Settings
 
 #: Bumped when assetgate's own image pipeline changes its output for the same request.
-PIPELINE_VERSION = 3
+PIPELINE_VERSION = 4
 
 M_ARENA_MAX: Final = -8  # glibc <malloc.h>
 MALLOC_ARENAS: Final = 2

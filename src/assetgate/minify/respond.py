@@ -48,6 +48,7 @@ from assetgate.serving.prepared import Prepared
 from assetgate.serving.versions import FileVersion, FileVersions, identify_path
 from assetgate.web.cachestatus import CacheState
 from assetgate.web.caching import make_etag
+from assetgate.web.negotiation import joined_field
 from assetgate.web.savings import savings_headers
 
 log = logging.getLogger("assetgate.minify")
@@ -124,7 +125,7 @@ async def asset_response(
         source,
         info.st_size,
         spec if spec is not None else parse_asset_spec(request.query_params),
-        request.headers.get("accept-encoding"),
+        joined_field(request.headers.getlist("accept-encoding")),
         {**(extra_headers or {}), "Cache-Control": cache_control},
     )
     return await answer(request, FoundFile(source, info, version, offer), variant)

@@ -47,7 +47,12 @@ class Metrics:
     source_fetch_bytes: Counter  # source, kind
     source_fetch_errors: Counter  # source, kind, status (404, 413, 502, 504)
     source_cache: Counter  # source, result (hit | miss | revalidated | stale)
-    result_store: Counter  # result (hit | miss | error | skipped)
+    source_cache_events: Counter  # event (partial_removed | disk_full | evicted_for_space)
+    result_store: Counter  # result (hit | miss | invalid | error | skipped)
+    purges: Counter  # result (done | refused | failed): POST /admin/purge and the CLI's
+    purged: Counter  # tier (memory | disk | copies | store | redis | fingerprints): deleted
+    cdn_calls: Counter  # cdn: purge requests sent to a CDN's API
+    cdn_failures: Counter  # cdn: of those, the ones not acknowledged
 
     @classmethod
     def build(cls) -> Metrics:
@@ -134,10 +139,44 @@ class Metrics:
                 ["source", "result"],
                 registry=registry,
             ),
+            source_cache_events=Counter(
+                "assetgate_source_cache_events",
+                "Source-cache housekeeping: partial downloads removed at start (partial_removed), "
+                "copies not written for lack of space (disk_full), copies evicted to make room "
+                "(evicted_for_space).",
+                ["event"],
+                registry=registry,
+            ),
             result_store=Counter(
                 "assetgate_result_store_requests",
-                "Shared result-store reads: hit, miss, error, skipped (store marked down).",
+                "Shared result-store reads: hit, miss, invalid (over the size cap or failing "
+                "the MAC), error, skipped (store marked down).",
                 ["result"],
+                registry=registry,
+            ),
+            purges=Counter(
+                "assetgate_purges",
+                "Purges asked of this node: done, refused (401, 400) or failed (a tier down).",
+                ["result"],
+                registry=registry,
+            ),
+            purged=Counter(
+                "assetgate_purged_objects",
+                "Objects a purge deleted, by tier (memory, disk and copies on every node; store, "
+                "redis and fingerprints on the node that answered).",
+                ["tier"],
+                registry=registry,
+            ),
+            cdn_calls=Counter(
+                "assetgate_cdn_purge_calls",
+                "Purge requests sent to a CDN's API (each attempt).",
+                ["cdn"],
+                registry=registry,
+            ),
+            cdn_failures=Counter(
+                "assetgate_cdn_purge_failures",
+                "Purge requests a CDN did not acknowledge (each attempt).",
+                ["cdn"],
                 registry=registry,
             ),
         )

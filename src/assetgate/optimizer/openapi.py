@@ -37,8 +37,14 @@ _RESPONSE_HEADERS: Final[dict[str, tuple[dict[str, Any], str]]] = {
         "Actual image output format.",
     ),
     "X-Output-Quality": (
-        {"type": "integer", "minimum": 1, "maximum": 100},
-        "Extension: the quality a `max_bytes` search settled on.",
+        {"type": "string", "pattern": r"^(?:[0-9]{1,3}|lossless|near-lossless:[0-9]{1,3})$"},
+        "Extension: the quality a `max_bytes` or `quality=auto` search settled on (WebP `auto` "
+        "may settle on `lossless` or `near-lossless:<level>`).",
+    ),
+    "X-Output-Score": (
+        {"type": "string", "pattern": r"^-?[0-9]+\.[0-9]{2}$"},
+        "Extension: with `quality=auto`, the answer's SSIMULACRA2 score against the variant's "
+        "own lossless rendering (docs/optimizer.md).",
     ),
     "X-Optimizer-Budget": (
         {"type": "string", "enum": ["met", "exceeded"]},

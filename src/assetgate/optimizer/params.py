@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 from urllib.parse import unquote_plus
 
+from assetgate.errors import AppError
 from assetgate.imaging.formats import DEFAULT_QUALITY, OutputFormat
+from assetgate.settings import Settings
 from assetgate.web.params import (
     read_bool,
     read_choice,
@@ -31,7 +33,7 @@ Gravity = Literal[
 #: ``crop_gravity`` adds ``smart`` (libvips' attention crop) to the nine fixed positions.
 CropGravity = Gravity | Literal["smart"]
 Fit = Literal["inside", "cover", "fill", "pad"]
-Kind = Literal["int", "choice", "bool", "flag", "str", "strength", "number"]
+Kind = Literal["int", "choice", "bool", "flag", "str", "strength", "number", "quality"]
 
 GRAVITIES: Final[tuple[Gravity, ...]] = (
     "center",
@@ -82,6 +84,32 @@ DEFAULT_TRIM: Final = 10
 MAX_DPR: Final = 8
 #: Largest ``max_bytes`` (1 GiB: far above any image the limits let through).
 MAX_BYTES: Final = 1 << 30
+#: ``quality=auto:<score>``: the SSIMULACRA2 targets a request may ask for.
+AUTO_LOW: Final = 30
+AUTO_HIGH: Final = 95
+#: The SSIMULACRA2 target of a bare ``quality=auto`` unless ASSETGATE_AUTO_QUALITY_TARGET says.
+AUTO_TARGET: Final = 75
+_AUTO_SCORE = r"(?:3[0-9]|[4-8][0-9]|9[0-5])"
+#: ``auto`` or ``auto:<30..95>`` (the integer form is the ``int`` reading).
+AUTO_PATTERN = re.compile(rf"auto(?::({_AUTO_SCORE}))?")
+_QUALITY_NUMBER = r"(?:[0-9]|[1-9][0-9]|100)"
+
+
+@dataclass(frozen=True, slots=True)
+class AutoQuality:
+    """What ``quality=auto`` means on this server (``ASSETGATE_AUTO_QUALITY_TARGET``,
+    ``ASSETGATE_DEFAULT_QUALITY``): the parser's only input besides the query."""
+
+    target: int = AUTO_TARGET
+    default: bool = False  # a request naming no quality gets ``auto`` (not the spec's 85)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> AutoQuality:
+        return cls(settings.auto_quality_target, settings.default_quality == "auto")
+
+
+#: The spec's behaviour: ``auto`` only when asked for, its target 75.
+NO_AUTO_DEFAULT: Final = AutoQuality()
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +154,8 @@ class Param:
             return read_strength(query, self.name, self.low, self.high, self.on)
         if self.kind == "number":
             return read_number(query, self.name, self.low, self.high)
+        if self.kind == "quality":
+            return read_quality(query, self)
         assert self.pattern is not None
         return read_str(
             query, self.name, min_len=1, max_len=self.max_len, pattern=re.compile(self.pattern),
@@ -144,6 +174,16 @@ class Param:
             return {"type": "integer", "enum": [0, 1]}
         if self.kind == "number":
             return {"type": "number", "minimum": self.low, "maximum": self.high}
+        if self.kind == "quality":
+            return {
+                "oneOf": [
+                    {"type": "integer", "minimum": self.low, "maximum": self.high},
+                    {
+                        "type": "string",
+                        "pattern": f"^(?:{_QUALITY_NUMBER}|{AUTO_PATTERN.pattern})$",
+                    },
+                ]
+            }
         if self.kind == "strength":
             return {
                 "oneOf": [
@@ -157,6 +197,27 @@ class Param:
             "maxLength": self.max_len,
             "pattern": f"^(?:{self.pattern})$",
         }
+
+
+def read_quality(query: Mapping[str, str], param: Param) -> int | str | None:
+    """An integer ``low..high``, or ``auto`` / ``auto:<score>`` returned as that string (the spec
+    resolves a bare ``auto`` with the server's target); 400 naming the key given."""
+    key = param.name if param.name in query else param.alias
+    raw = query.get(key) if key is not None else None
+    if raw is None or key is None or not raw.strip().startswith("auto"):
+        value: int | None = read_int(
+            query, param.name, low=param.low, high=param.high, alias=param.alias,
+            default=param.default,
+        )  # fmt: skip
+        return value
+    text = raw.strip()
+    if AUTO_PATTERN.fullmatch(text) is None:
+        raise AppError.bad_param(
+            key,
+            f"an integer {param.low}..{param.high}, auto, or auto:<score {AUTO_LOW}..{AUTO_HIGH}>",
+            raw,
+        )
+    return text
 
 
 def _int(name: str, low: int, high: int, doc: str, **kw: Any) -> Param:
@@ -263,12 +324,15 @@ PARAMS: Final[tuple[Param, ...]] = (
         example="ff8000",
     ),
     _int("sepia", 0, 100, "Sepia strength.", default=0, example="50"),
-    _int(
+    Param(
         "quality",
-        0,
-        100,
-        "Quality of JPEG, WebP and AVIF output.",
+        "quality",
+        "Quality of JPEG, WebP and AVIF output, 0..100; extension: `auto` (the lowest quality "
+        f"whose output scores the server's SSIMULACRA2 target, {AUTO_TARGET} unless configured) "
+        f"or `auto:<score>` ({AUTO_LOW}..{AUTO_HIGH}).",
         alias="q",
+        low=0,
+        high=100,
         default=DEFAULT_QUALITY,
         example="60",
     ),

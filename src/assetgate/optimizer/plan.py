@@ -16,6 +16,7 @@ resizing afterwards.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
@@ -37,9 +38,20 @@ from assetgate.optimizer.watermarks import NO_WATERMARKS, Watermark, Watermarks
 from assetgate.settings import Settings
 from assetgate.web.negotiation import accepts
 
-#: A negotiated AVIF's quality per point of the requested one: at 65 (for the default 85) an AVIF
-#: matches WebP q85's PSNR on the bench photo at 0.68x its bytes (docs/optimizer.md).
-AUTO_AVIF_QUALITY: Final = 65 / 85
+#: A negotiated AVIF's quality for the requested one: the AVIF quality whose SSIMULACRA2 score
+#: matches WebP's at the requested quality (effort 4), the median over the corpus of
+#: docs/benchmarks.md "quality=auto" (85 -> 70: WebP q85's look at 0.92x its bytes).
+AVIF_FOR_WEBP: Final = ((0, 0), (50, 48), (60, 52), (70, 56), (75, 58), (80, 65), (85, 70),
+                        (90, 79), (95, 87), (100, 100))  # fmt: skip
+
+
+def avif_quality(requested: int) -> int:
+    """The quality a negotiated AVIF is encoded at, so that it looks like the WebP it replaces."""
+    for (q0, a0), (q1, a1) in itertools.pairwise(AVIF_FOR_WEBP):
+        if requested <= q1:
+            return max(1, round(a0 + (a1 - a0) * (requested - q0) / (q1 - q0)))
+    return 100
+
 
 #: The formats whose use depends on ``Accept`` (JPEG, PNG and GIF every client shows).
 _NEGOTIATED: Final[tuple[OutputFormat, ...]] = ("webp", "avif")
@@ -131,6 +143,9 @@ class Plan:
     trim: int = 0  # threshold of the trim before everything else (render does it); 0 = off
     max_bytes: int | None = None  # the byte budget (render searches the quality)
     watermark: Watermark | None = None  # applied last
+    #: ``quality=auto``: the SSIMULACRA2 target the render searches the quality for (JPEG, WebP
+    #: and AVIF stills; None otherwise, and ``quality`` is used as it is).
+    auto: int | None = None
 
     @property
     def changes_pixels(self) -> bool:
@@ -203,7 +218,7 @@ def make_plan(
     )
     quality = spec.quality
     if output == "avif" and spec.format is None:
-        quality = max(1, round(quality * AUTO_AVIF_QUALITY))
+        quality = avif_quality(quality)
     plan = Plan(
         output=output,
         quality=quality,
@@ -223,10 +238,16 @@ def make_plan(
         trim=0 if animated or decoded else spec.trim,
         max_bytes=spec.max_bytes if output in ("jpeg", "webp", "avif") else None,
         watermark=watermark,
+        auto=spec.auto if output in ("jpeg", "webp", "avif") and not animated else None,
     )
     if plan.changes_pixels:
         return plan
-    passthrough = output == same and spec.quality == DEFAULT_QUALITY and not spec.max_bytes
+    passthrough = (
+        output == same
+        and spec.quality == DEFAULT_QUALITY
+        and not spec.max_bytes
+        and spec.auto is None
+    )
     may_stand_in = may_serve_source(spec.format, same, negotiation, output)
     return replace(plan, passthrough=passthrough, fallback=same if may_stand_in else None)
 

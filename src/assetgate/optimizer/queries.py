@@ -15,7 +15,7 @@ from typing import Final
 from starlette.datastructures import QueryParams
 
 from assetgate.minify.spec import AssetSpec, parse_asset_spec
-from assetgate.optimizer.params import bare_switches
+from assetgate.optimizer.params import NO_AUTO_DEFAULT, AutoQuality, bare_switches
 from assetgate.optimizer.presets import NO_PRESETS, Presets, expand, snap_width, transforms
 from assetgate.optimizer.spec import ImageSpec, parse_spec
 
@@ -37,17 +37,22 @@ def read_query(
     static_when_plain: bool,
     presets: Presets = NO_PRESETS,
     widths: tuple[int, ...] = (),
+    auto: AutoQuality = NO_AUTO_DEFAULT,
 ) -> Query:
-    """Presets expanded and the width snapped here, so the ETag's key is what gets rendered."""
+    """Presets expanded, the width snapped and a bare ``quality=auto`` given the server's target
+    here, so the ETag's key is what gets rendered."""
     query = QueryParams(bare_switches(query_string.decode("latin-1")))
     if static_when_plain and not transforms(query):
         return Query(None, (), parse_asset_spec(query))
-    spec = snap_width(parse_spec(expand(query, presets)), widths)
+    spec = snap_width(parse_spec(expand(query, presets), auto), widths)
     return Query(spec, spec.cache_key(), parse_asset_spec(query))
 
 
 def query_reader(
-    entries: int = ENTRIES, presets: Presets = NO_PRESETS, widths: tuple[int, ...] = ()
+    entries: int = ENTRIES,
+    presets: Presets = NO_PRESETS,
+    widths: tuple[int, ...] = (),
+    auto: AutoQuality = NO_AUTO_DEFAULT,
 ) -> QueryReader:
-    read = functools.partial(read_query, presets=presets, widths=widths)
+    read = functools.partial(read_query, presets=presets, widths=widths, auto=auto)
     return functools.lru_cache(maxsize=entries)(read)

@@ -23,6 +23,7 @@ from assetgate.imaging.encode import encode
 from assetgate.imaging.formats import HEAD_BYTES, ImageInput, InputFormat, OutputFormat, sniff
 from assetgate.imaging.integrity import ends_with_eoi, tolerating_harmless
 from assetgate.imaging.load import SourceInfo, decoding, open_image, probe
+from assetgate.optimizer.autoencode import auto_quality
 from assetgate.optimizer.bytebudget import fit_quality
 from assetgate.optimizer.info import describe
 from assetgate.optimizer.pipeline import run, trim
@@ -39,7 +40,7 @@ class Job:
     spec: ImageSpec
     negotiation: Negotiation
     limits: Limits
-    webp_effort: int = 2
+    webp_effort: int = 4
     avif_effort: int = 0
     fast_shrink: bool = True
     watermarks: Watermarks = field(default_factory=lambda: NO_WATERMARKS)
@@ -79,8 +80,13 @@ class Outcome:
     width: int = 0
     height: int = 0
     info: bool = False  # body is the JSON of ``info=1``, not an image
-    quality: int = 0  # the quality a ``max_bytes`` search settled on (0: no search)
+    quality: int = 0  # the quality a ``max_bytes`` or ``auto`` search settled on (0: none)
     budget_met: bool = True  # False: even the lowest quality is over ``max_bytes``
+    #: ``quality=auto``: the chosen encode's SSIMULACRA2 score (0.0: no ``auto`` search).
+    score: float = 0.0
+    #: What ``X-Output-Quality`` says when it is not the number: ``lossless``, ``near-lossless:60``.
+    quality_label: str = ""
+    budgeted: bool = False  # a ``max_bytes`` search ran (``X-Optimizer-Budget``)
 
     @property
     def passthrough(self) -> bool:
@@ -182,6 +188,7 @@ def _cost_terms(plan: Plan, info: SourceInfo) -> JobTerms:
         "all_frames": plan.animated,
         "one_pass": _one_pass(plan, info),
         "search": plan.max_bytes is not None,
+        "auto": plan.auto is not None,
     }
 
 
@@ -243,6 +250,13 @@ def _trimmed(
 
 def _encoded(job: Job, image: pyvips.Image, plan: Plan, fmt: InputFormat) -> Outcome:
     effort = {"webp": job.webp_effort, "avif": job.avif_effort}.get(plan.output)
+    if plan.auto is not None:
+        found = auto_quality(image, plan.output, plan.auto, effort, plan.max_bytes)
+        return Outcome(
+            fmt, plan.output, found.body, plan.width, plan.height, quality=found.quality,
+            budget_met=found.budget_met, score=found.score, quality_label=found.label,
+            budgeted=plan.max_bytes is not None,
+        )  # fmt: skip
     if plan.max_bytes is None:
         body = encode(image, plan.output, quality=plan.quality, effort=effort)
         return Outcome(fmt, plan.output, body, plan.width, plan.height)
@@ -255,7 +269,7 @@ def _encoded(job: Job, image: pyvips.Image, plan: Plan, fmt: InputFormat) -> Out
     )
     return Outcome(
         fmt, plan.output, fitted.body, plan.width, plan.height,
-        quality=fitted.quality, budget_met=fitted.met,
+        quality=fitted.quality, budget_met=fitted.met, budgeted=True,
     )  # fmt: skip
 
 

@@ -29,6 +29,9 @@ def _encode(outcome: Outcome) -> bytes:
         "info": outcome.info,
         "quality": outcome.quality,
         "budget_met": outcome.budget_met,
+        "score": outcome.score,
+        "quality_label": outcome.quality_label,
+        "budgeted": outcome.budgeted,
     }
     return join_head(head, outcome.body)
 
@@ -42,7 +45,9 @@ def _decode(data: bytes) -> Outcome:
         return Outcome(
             source, output, body, int(meta["width"]), int(meta["height"]),
             info=meta.get("info") is True, quality=int(meta.get("quality", 0)),
-            budget_met=meta.get("budget_met") is not False,
+            budget_met=meta.get("budget_met") is not False, score=float(meta.get("score", 0.0)),
+            quality_label=str(meta.get("quality_label", "")),
+            budgeted=bool(meta.get("budgeted", int(meta.get("quality", 0)) > 0)),
         )  # fmt: skip
     except (KeyError, TypeError, ValueError) as exc:
         raise CodecError(f"not a stored image: {exc}") from exc

@@ -32,27 +32,29 @@ from assetgate.errors import AppError
 from assetgate.imaging.vips import engine_version
 from assetgate.optimizer import result_codec
 from assetgate.optimizer.openapi import make_paths
-from assetgate.optimizer.params import ALIASES, FILE_PARAM
+from assetgate.optimizer.params import ALIASES, FILE_PARAM, AutoQuality
 from assetgate.optimizer.plan import Limits
-from assetgate.optimizer.presets import load_presets, transforms
+from assetgate.optimizer.presets import PRESET_PARAM, load_presets, transforms
 from assetgate.optimizer.queries import QueryReader, query_reader
 from assetgate.optimizer.render import Outcome
 from assetgate.optimizer.variants import shared_answer, variant_for
+from assetgate.optimizer.watermark_images import checker
 from assetgate.optimizer.watermarks import NO_WATERMARKS, Watermarks, fingerprint, parse_watermarks
 from assetgate.part import PageLink, Part, part_state
 from assetgate.resources import Resources, resources
 from assetgate.serving.answer import FoundFile, answer
+from assetgate.serving.tags import Tags, edge_seconds
 from assetgate.settings import Settings
 from assetgate.web.http import READ_METHODS
 from assetgate.web.params import read_str
-from assetgate.web.paths import locate
+from assetgate.web.paths import clean_relative, locate
 from assetgate.web.signing import SIGNATURE_PARAM, require_signature
 
 RESERVED: Final = ("cache/",)
 PAGES_HINT: Final = "pages for people are under /ui/"
 EXPOSED: Final = (
     "ETag, X-Optimizer-Cache, X-Optimizer-Status, X-Original-Size, X-Compressed-Size, "
-    "X-Compression-Ratio, X-Output-Format, X-Output-Quality, X-Optimizer-Budget"
+    "X-Compression-Ratio, X-Output-Format, X-Output-Quality, X-Output-Score, X-Optimizer-Budget"
 )
 
 
@@ -73,7 +75,9 @@ class OptimizerState:
 async def lifespan(res: Resources) -> AsyncIterator[OptimizerState]:
     settings = res.settings
     # Watermark images are local files under a directory root (docs/optimizer.md "Watermarks").
-    watermarks = parse_watermarks(settings.watermarks, os.path.realpath(str(settings.root)))
+    watermarks = parse_watermarks(
+        settings.watermarks, os.path.realpath(str(settings.root)), checker(res.decode_limits)
+    )
     cache = None
     if res.result_disk is not None:
         cache = res.cache(
@@ -96,7 +100,9 @@ async def lifespan(res: Resources) -> AsyncIterator[OptimizerState]:
             cors={**_preflight_cors(settings), "Access-Control-Expose-Headers": EXPOSED},
             real_root=res.mounts.single_root,
             read_query=query_reader(
-                presets=load_presets(settings.presets), widths=tuple(settings.allowed_widths)
+                presets=load_presets(settings.presets),
+                widths=tuple(settings.allowed_widths),
+                auto=AutoQuality.from_settings(settings),
             ),
             results=cache,
             signing_keys=tuple(settings.signing_keys),
@@ -135,8 +141,9 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
         signature = params.get(SIGNATURE_PARAM)
         require_signature(state.signing_keys, name, params.multi_items(), signature, ALIASES)
     query = state.read_query(request.scope["query_string"], static_when_plain)
+    tags = _tags(request, res.settings, name, tagged=query.image is not None)
     if state.real_root is None:  # a bucket, an origin or several mounts (sources.mounts)
-        shared = await shared_answer(request, res, state, name, query, RESERVED)
+        shared = await shared_answer(request, res, state, name, query, RESERVED, tags)
         if shared is not None:  # rendered by another node: no source fetched, no render
             return shared
         found = await res.mounts.locate(name, reserved=RESERVED)  # the same path rules
@@ -144,12 +151,25 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
         found = locate(state.real_root, name, reserved=RESERVED)
     if found is None:
         raise AppError.not_found()
-    variant = variant_for(request, res, state, found, query)  # 413 before the file is read
+    path = None if tags is None else tags.path
+    variant = variant_for(request, res, state, found, query, path)  # 413 before the file is read
     version = await res.versions.identify(found.real, found.stat)
     if state.real_root is None and variant.rendering is not None:
         res.mounts.note(found, version)  # a remote copy's fingerprint, for the other nodes
     offer = functools.partial(res.hot_lane.offer, request.scope, found)
-    return await answer(request, FoundFile(found.real, found.stat, version, offer), variant)
+    return await answer(request, FoundFile(found.real, found.stat, version, offer, tags), variant)
+
+
+def _tags(request: Request, settings: Settings, name: str, *, tagged: bool) -> Tags | None:
+    """The answer's cache tags: the path as its public URL names it (both URL forms alike) and
+    the preset; None for a path the path check refuses anyway (a 404 follows)."""
+    cleaned = clean_relative(name, reserved=RESERVED)
+    if cleaned is None:
+        return None
+    preset = request.query_params.get(PRESET_PARAM) if tagged else None
+    edge_s = edge_seconds(settings.edge_revalidate_s, settings.cache_control)
+    headers = tuple(settings.cache_tag_headers)
+    return Tags("/" + cleaned, "optimizer", preset, headers=headers, edge_s=edge_s)
 
 
 def _preflight_cors(settings: Settings) -> Mapping[str, str]:

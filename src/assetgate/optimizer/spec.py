@@ -15,14 +15,17 @@ from typing import Final
 from assetgate.errors import AppError
 from assetgate.imaging.formats import DEFAULT_QUALITY, OutputFormat
 from assetgate.optimizer.params import (
+    AUTO_PATTERN,
     CROP_PATTERN,
     FOCUS_PATTERN,
     FORMAT_CHOICES,
     MAX_SIDE,
+    NO_AUTO_DEFAULT,
     PARAMS,
     RATIO_PATTERN,
     RECOGNISED,
     ROTATIONS,
+    AutoQuality,
     CropGravity,
     Fit,
 )
@@ -83,6 +86,8 @@ class ImageSpec:
     filters: Filters = NO_FILTERS
     quality: int = DEFAULT_QUALITY
     format: OutputFormat | None = None
+    #: ``quality=auto`` (extension): the SSIMULACRA2 score to reach; None: ``quality`` is fixed.
+    auto: int | None = None
     # --- extensions (docs/optimizer.md) ---
     fit: Fit = "inside"  # anything else only with both width and height
     background: tuple[int, int, int, int] | None = None  # RGBA
@@ -118,7 +123,10 @@ class ImageSpec:
             or fit in ("cover", "pad")
         )
         gravity = self.gravity if placed else "center"
-        return replace(self, crop=crop, aspect_ratio=ratio, fit=fit, gravity=gravity)
+        quality = DEFAULT_QUALITY if self.auto is not None else self.quality  # auto decides it
+        return replace(
+            self, crop=crop, aspect_ratio=ratio, fit=fit, gravity=gravity, quality=quality
+        )
 
     def cache_key(self) -> tuple[object, ...]:
         """Canonical: equal for equivalent queries (aliases, order, spelled-out defaults).
@@ -135,8 +143,11 @@ def is_recognised(query: Mapping[str, str]) -> bool:
     return any(name in RECOGNISED for name in query)
 
 
-def parse_spec(query: Mapping[str, str]) -> ImageSpec:
-    """Every parameter validated (400 names it), even the CSS/JS ones an image ignores."""
+def parse_spec(query: Mapping[str, str], auto: AutoQuality = NO_AUTO_DEFAULT) -> ImageSpec:
+    """Every parameter validated (400 names it), even the CSS/JS ones an image ignores.
+
+    ``auto``: the server's ``quality=auto`` settings: the target of a bare ``auto``, and whether
+    a request naming no quality gets it."""
     if "face_crop" in query:
         raise AppError(400, "face_crop: face detection is not supported", param="face_crop")
     raw = {param.name: param.read(query) for param in PARAMS}
@@ -164,7 +175,8 @@ def parse_spec(query: Mapping[str, str]) -> ImageSpec:
             tint=_parse_tint(raw["tint"]),
             sepia=raw["sepia"],
         ),
-        quality=raw["quality"],
+        quality=raw["quality"] if isinstance(raw["quality"], int) else DEFAULT_QUALITY,
+        auto=_auto_target(raw["quality"], query, auto),
         format=FORMAT_CHOICES[raw["format"]] if raw["format"] else None,
         fit=raw["fit"],
         background=_parse_background(raw["background"]),
@@ -173,6 +185,16 @@ def parse_spec(query: Mapping[str, str]) -> ImageSpec:
         info=raw["info"],
         watermark=raw["watermark"],
     )
+
+
+def _auto_target(raw: int | str, query: Mapping[str, str], auto: AutoQuality) -> int | None:
+    """The score ``quality=auto[:<score>]`` asks for; the server's default for no quality."""
+    if isinstance(raw, str):
+        match = AUTO_PATTERN.fullmatch(raw)
+        assert match is not None  # read_quality checked it
+        return int(match[1]) if match[1] else auto.target
+    named = "quality" in query or "q" in query
+    return auto.target if auto.default and not named else None
 
 
 def _scaled(side: int | None, dpr: float) -> int | None:

@@ -42,16 +42,20 @@ from assetgate.optimizer.watermarks import Watermarks
 from assetgate.resources import Resources
 from assetgate.serving.answer import AnyVariant, Rendering, Variant
 from assetgate.serving.prepared import BlockResponse, Prepared
+from assetgate.serving.tags import Tags
 from assetgate.serving.versions import FileVersion, stat_key
 from assetgate.web.cachestatus import HEADER as CACHE_STATUS
 from assetgate.web.cachestatus import VALUES as CACHE_VALUES
 from assetgate.web.cachestatus import CacheState
 from assetgate.web.caching import make_etag
+from assetgate.web.negotiation import joined_field
 from assetgate.web.paths import Located
 from assetgate.web.savings import savings_headers
 
 #: ``max_bytes`` (extension): ``met``, or ``exceeded`` when even the lowest quality is over.
 BUDGET_HEADER: Final = "X-Optimizer-Budget"
+#: ``quality=auto`` (extension): the SSIMULACRA2 score of the answer against its lossless render.
+SCORE_HEADER: Final = "X-Output-Score"
 _HIT: Final = {CACHE_STATUS: CACHE_VALUES["HIT"]}
 
 #: An image variant's key among its version's answers: the spec's canonical key, the format bucket.
@@ -76,14 +80,20 @@ class Conditions(Protocol):
 
 
 def variant_for(
-    request: Request, res: Resources, conditions: Conditions, found: Located, query: Query
+    request: Request,
+    res: Resources,
+    conditions: Conditions,
+    found: Located,
+    query: Query,
+    path: str | None = None,
 ) -> AnyVariant:
-    """What the request asks of the file ``found``; 413 for an image source over the limit."""
+    """What the request asks of the file ``found``; 413 for an image source over the limit.
+    ``path``: its public path, under which a rendering is entered in the purge index."""
     settings = res.settings
     if is_asset(found.real):
         floor = AssetFloor(res.minify_pool, res.assets, settings.asset_max_bytes)
         headers = {**conditions.cors, "Cache-Control": settings.cache_control}
-        accept_encoding = request.headers.get("accept-encoding")
+        accept_encoding = joined_field(request.headers.getlist("accept-encoding"))
         return asset_variant(
             floor, found.real, found.stat.st_size, query.asset, accept_encoding, headers
         )
@@ -95,7 +105,7 @@ def variant_for(
         raise AppError.too_large(
             f"source file is over the limit of {settings.max_source_bytes} bytes"
         )
-    return image_variant(request, res, conditions, found, query.image, query.cache_key)
+    return image_variant(request, res, conditions, found, query.image, query.cache_key, path)
 
 
 def image_variant(
@@ -105,6 +115,7 @@ def image_variant(
     found: Located,
     spec: ImageSpec,
     cache_key: Hashable,
+    path: str | None = None,
 ) -> Variant[Outcome]:
     negotiation, bucket = negotiate(request, conditions, spec)
     key = (cache_key, bucket)
@@ -113,7 +124,7 @@ def image_variant(
     )
     ident = res.mounts.copy_ident(found.real) if conditions.results is not None else None
     alias = None if ident is None else variant_alias(conditions.engine, ident, key)
-    work = _ImageWork(res, conditions, found, spec, negotiation, key, alias)
+    work = _ImageWork(res, conditions, found, spec, negotiation, key, alias, path)
     headers = functools.partial(_outcome_headers, found.stat.st_size)
     return Variant(key, validators, Rendering(work, _outcome_body, headers, conditions.results))
 
@@ -125,6 +136,7 @@ async def shared_answer(
     name: str,
     query: Query,
     reserved: tuple[str, ...],
+    tags: Tags | None = None,
 ) -> Response | None:
     """An image variant another node rendered, answered from the result store by the fingerprint
     it shared (``sources.mounts``), before this node fetches the source; None: the long way.
@@ -148,6 +160,8 @@ async def shared_answer(
         etag = variant_etag(conditions.engine, version.fingerprint, key)
         cache_control = res.settings.cache_control
         headers = _image_headers(etag, version.last_modified, spec, cache_control, conditions)
+        if tags is not None:
+            headers.update(tags.fields())
         prepared = Prepared.build(etag, version.mtime, {**headers, **_HIT})  # as serving.answer
         if prepared.matches(request):
             return BlockResponse(304, prepared.not_modified)
@@ -168,7 +182,9 @@ def negotiate(request: Request, conditions: Conditions, spec: ImageSpec) -> tupl
     if spec.info:  # JSON whatever the client accepts: one variant
         return Negotiation(webp=False), "info"
     negotiation = Negotiation.from_accept(
-        request.headers.get("accept"), conditions.limits.decode.disabled, conditions.auto_formats
+        joined_field(request.headers.getlist("accept")),
+        conditions.limits.decode.disabled,
+        conditions.auto_formats,
     )
     return negotiation, negotiation.bucket(spec.format)
 
@@ -216,6 +232,7 @@ class _ImageWork:
     negotiation: Negotiation
     key: VariantKey
     alias: str | None = None
+    path: str | None = None  # the public path, for the purge index
 
     async def __call__(self, source: FileVersion, receive: Receive) -> Outcome:
         outcome = await self._make(source, receive)
@@ -224,7 +241,7 @@ class _ImageWork:
         kept = source.key == stat_key(self.found.stat)
         if self.alias is not None and results is not None and outcome.body is not None and kept:
             etag = variant_etag(self.conditions.engine, source.fingerprint, self.key)
-            results.share_as(self.alias, etag, outcome)
+            results.share_as(self.alias, etag, outcome, path=self.path)
         return outcome
 
     async def _make(self, source: FileVersion, receive: Receive) -> Outcome:
@@ -302,7 +319,10 @@ def _rendered_headers(
         "Content-Length": str(size),
         "Content-Type": MEDIA_TYPES[outcome.output],
     }
-    if outcome.quality:  # max_bytes searched the quality (extension)
-        headers["X-Output-Quality"] = str(outcome.quality)
+    if outcome.quality:  # max_bytes or quality=auto searched the quality (extensions)
+        headers["X-Output-Quality"] = outcome.quality_label or str(outcome.quality)
+    if outcome.score:
+        headers[SCORE_HEADER] = f"{outcome.score:.2f}"
+    if outcome.budgeted:
         headers[BUDGET_HEADER] = "met" if outcome.budget_met else "exceeded"
     return headers

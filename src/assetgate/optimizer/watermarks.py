@@ -2,16 +2,22 @@
 
 The setting is JSON: ``{"logo": {"path": "brand/logo.png", "gravity": "southeast",
 "margin": 16, "opacity": 0.6, "size": 0.2}}``. Each image is read once, at start, from under
-the document root (the same path check as a request), and checked to be an image by its magic
-bytes; a bad entry stops the server naming the variable. Each watermark's bytes and placement are in
-``fingerprint``, which goes into every image ETag: changing a logo changes the tags.
+the document root (the same path check as a request), checked to be an image by its magic bytes
+and its header read under the request's decode limits (JPEG scans, GIF canvas, frames, disabled
+codecs) with a pixel cap of its own, ``MAX_WATERMARK_PIXELS``: a watermark is decoded for each
+render that asks for it, so a 49 MP one cost 29x the CPU of a logo per output width, and a 400 MP
+PNG, a 2,080-scan JPEG and a 5,000-frame GIF were accepted (issue 35). The header check is
+``optimizer.watermark_images`` (libvips, Pillow), handed in as ``check``: this module stays pure
+for the planning contract. A bad entry stops the server naming the variable. Each watermark's
+bytes and placement are in ``fingerprint``, which goes into every image ETag: changing a logo
+changes the tags.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
@@ -22,6 +28,11 @@ from assetgate.web.paths import locate
 
 #: Largest watermark file read (a logo, not a photo).
 MAX_WATERMARK_BYTES: Final = 4 * 1024 * 1024
+#: Largest watermark image (2000x2000): decoded per render, fitted to a share of the output.
+MAX_WATERMARK_PIXELS: Final = 4_000_000
+
+#: ``(data, format)`` -> None, or ValueError saying what is wrong with the image.
+ImageCheck = Callable[[bytes, str], None]
 _KEYS: Final = frozenset({"path", "gravity", "margin", "opacity", "size"})
 
 
@@ -38,8 +49,11 @@ Watermarks = Mapping[str, Watermark]
 NO_WATERMARKS: Final[Watermarks] = MappingProxyType({})
 
 
-def parse_watermarks(text: str, real_root: str) -> dict[str, Watermark]:
-    """JSON -> checked watermarks, else ValueError saying which entry and why."""
+def parse_watermarks(
+    text: str, real_root: str, check: ImageCheck | None = None
+) -> dict[str, Watermark]:
+    """JSON -> checked watermarks, else ValueError saying which entry and why. ``check``: the
+    image's header checks (``watermark_images.checker``); None only where nothing decodes."""
     if not text.strip():
         return {}
     try:
@@ -48,7 +62,7 @@ def parse_watermarks(text: str, real_root: str) -> dict[str, Watermark]:
         raise ValueError(f"not JSON ({exc})") from None
     if not isinstance(data, dict):
         raise ValueError("expected a JSON object mapping a name to its watermark")
-    return {str(name): _entry(str(name), spec, real_root) for name, spec in data.items()}
+    return {str(name): _entry(str(name), spec, real_root, check) for name, spec in data.items()}
 
 
 def fingerprint(watermarks: Watermarks) -> str:
@@ -63,7 +77,7 @@ def fingerprint(watermarks: Watermarks) -> str:
     return digest.hexdigest()
 
 
-def _entry(name: str, spec: object, real_root: str) -> Watermark:
+def _entry(name: str, spec: object, real_root: str, check: ImageCheck | None) -> Watermark:
     if not NAME_PATTERN.fullmatch(name):
         raise ValueError(f"watermark name {name[:64]!r}: expected 1-64 of A-Z a-z 0-9 _ -")
     if not isinstance(spec, dict):
@@ -81,8 +95,14 @@ def _entry(name: str, spec: object, real_root: str) -> Watermark:
         raise ValueError(f"watermark {name!r}: path: over {MAX_WATERMARK_BYTES} bytes")
     with open(found.real, "rb") as handle:
         data = handle.read(MAX_WATERMARK_BYTES + 1)
-    if sniff(data) not in ("png", "webp", "gif", "jpeg", "avif"):
+    fmt = sniff(data)
+    if fmt not in ("png", "webp", "gif", "jpeg", "avif"):
         raise ValueError(f"watermark {name!r}: path: expected a PNG, WebP, GIF, JPEG or AVIF")
+    if check is not None:
+        try:
+            check(data, fmt)
+        except ValueError as exc:
+            raise ValueError(f"watermark {name!r}: path: {exc}") from None
     gravity = spec.get("gravity", "southeast")
     if gravity not in GRAVITIES:
         raise ValueError(f"watermark {name!r}: gravity: expected one of {', '.join(GRAVITIES)}")

@@ -35,7 +35,9 @@ from assetgate.packages.store import FileRow, Namespace
 from assetgate.resources import resources
 from assetgate.serving.answer import AnyVariant, FoundFile, Variant, answer
 from assetgate.serving.prepared import Prepared
+from assetgate.serving.tags import Tags, edge_seconds
 from assetgate.serving.versions import FileVersion, identify_path
+from assetgate.web.negotiation import joined_field
 
 ASSET_QUERY: Final = ("min", "compress", "safe")
 ASSET_SUFFIXES: Final = (".css", ".js", ".mjs")
@@ -92,12 +94,26 @@ async def file_answer(
         if exc.status == 404 and not sibling:
             raise Vanished from exc
         raise
-    file = FoundFile(blob, info, version)
+    file = FoundFile(blob, info, version, tags=_tags(request, key, found.path))
     spec = AssetSpec(minify=True) if sibling else _asset_spec(request, blob)
     variant: AnyVariant = (
         pinned_variant(found) if spec is None else _asset(request, file, found, spec, sibling)
     )
     return await answer(request, file, variant)
+
+
+def _tags(request: Request, key: tuple[Namespace, str, str], path: str) -> Tags:
+    """A package file's cache tags: its pinned URL as the path, and ``npm:<name>`` and
+    ``npm:<name>@<version>`` for an npm package (a library of the catalog: ``lib:``)."""
+    ns, name, version = key
+    public = (
+        f"/npm/{name}@{version}/{path}" if ns == "npm" else f"/npm/{ns}/{name}@{version}/{path}"
+    )
+    settings = resources(request).settings
+    headers = tuple(settings.cache_tag_headers)
+    package = (name, version) if ns == "npm" else None
+    edge_s = edge_seconds(settings.edge_revalidate_s, PINNED_CACHE)
+    return Tags(public, "packages", package=package, headers=headers, edge_s=edge_s)
 
 
 def pinned_variant(found: FileRow) -> Variant[Never]:
@@ -134,7 +150,7 @@ def _asset(
     if sibling:
         pinned["X-Minified-From"] = quote(found.path, safe="/+@")
     headers = {**pinned, "Cache-Control": PINNED_CACHE}
-    accept_encoding = request.headers.get("accept-encoding")
+    accept_encoding = joined_field(request.headers.getlist("accept-encoding"))
     return asset_variant(floor, file.path, file.stat.st_size, spec, accept_encoding, headers)
 
 

@@ -24,10 +24,12 @@ from assetgate.packages.address import EXACT_LIBRARY_VERSION, LIBRARY_NAME, is_p
 from assetgate.packages.merge import Hit, Kind
 from assetgate.packages.packument import keep_tags, keep_version, parse_packument
 from assetgate.packages.versions import Dist, Packument, is_exact
+from assetgate.web.upstream_body import BadBody, TooLarge, read_body
 
 PACKUMENT_MAX_BYTES: Final = 32 * 1024 * 1024  # ASSETGATE_PACKUMENT_MAX_BYTES' default
 SEARCH_MAX_BYTES: Final = 4 * 1024 * 1024
 ABBREVIATED: Final = "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8"
+DEPRECATED: Final = ',"deprecated":"yes"'
 
 
 class Refused(AppError):
@@ -55,9 +57,9 @@ async def fetch_body(
     too_large: str = "upstream answer is too large",
     headers: Mapping[str, str] | None = None,
 ) -> bytes:
-    """GET ``url`` (with ``headers``: a registry's credential) -> its body, at most
-    ``max_bytes`` (AppError 502 ``too_large`` beyond); an upstream AppError: 404 for a 404,
-    ``Refused`` for a 401/403, 502/504 otherwise."""
+    """GET ``url`` (with ``headers``: a registry's credential) -> its decoded body, at most
+    ``max_bytes`` (AppError 502 ``too_large`` beyond; read by ``web.upstream_body``); an upstream
+    AppError: 404 for a 404, ``Refused`` for a 401/403, 502/504 otherwise."""
     sent = {"Accept": accept, **(headers or {})}
     try:
         async with asyncio.timeout(timeout_s):
@@ -68,19 +70,15 @@ async def fetch_body(
                     raise Refused(response.status_code)
                 if response.status_code != 200:
                     raise AppError.upstream(f"upstream answered {response.status_code}")
-                declared = response.headers.get("content-length", "")
-                if declared.isdigit() and int(declared) > max_bytes:
-                    raise AppError.upstream(too_large)
-                body = bytearray()
-                async for chunk in response.aiter_bytes():
-                    body += chunk
-                    if len(body) > max_bytes:
-                        raise AppError.upstream(too_large)
+                return await read_body(response, max_bytes)
+    except TooLarge as exc:
+        raise AppError.upstream(too_large) from exc
+    except BadBody as exc:
+        raise AppError.upstream(f"upstream {exc.reason}") from exc
     except TimeoutError as exc:
         raise AppError.upstream("upstream timed out", 504) from exc
     except httpx.HTTPError as exc:
         raise AppError.upstream("upstream unreachable") from exc
-    return bytes(body)
 
 
 async def fetch_json(
@@ -146,6 +144,29 @@ def packument_to_json(packument: Packument) -> dict[str, object]:
             for version, d in packument.dists.items()
         },
     }
+
+
+def packument_text(packument: Packument) -> str:
+    """``packument_to_json`` as JSON text, encoded a version at a time: one ``json.dumps`` of
+    290k versions is one C call holding the GIL (and so the event loop) for a second or more,
+    even on a worker thread."""
+    head = {
+        "name": packument.name,
+        "description": packument.description,
+        "dist-tags": dict(packument.dist_tags),
+    }
+    dumps = json.dumps
+    # Strings only, no dict per version: 290k new containers also cost the event loop (each
+    # garbage collection walks them).
+    deprecated = packument.deprecated
+    entries = ",".join(
+        f'{dumps(version)}:{{"dist":{{"tarball":{dumps(d.tarball)},'
+        f'"integrity":{dumps(d.integrity)},"shasum":{dumps(d.shasum)}}}'
+        + (DEPRECATED if version in deprecated else "")
+        + "}"
+        for version, d in packument.dists.items()
+    )
+    return json.dumps(head, separators=(",", ":"))[:-1] + ',"versions":{' + entries + "}}"
 
 
 async def fetch_packument(

@@ -29,7 +29,7 @@ from typing import Any, Final, TypeVar, cast
 import anyio.to_thread
 import httpx
 
-from assetgate.cache import Cache, dataclass_codec, memory_codec
+from assetgate.cache import Cache, Codec, dataclass_codec, memory_codec
 from assetgate.cpu.workgate import WorkGate
 from assetgate.errors import AppError
 from assetgate.packages import catalogs
@@ -46,8 +46,14 @@ from assetgate.packages.tarball import (
     blob_suffix,
     unpack,
 )
-from assetgate.packages.versions import Packument, is_exact, resolve_version
+from assetgate.packages.versions import (
+    Packument,
+    is_exact,
+    resolve_version,
+    resolve_without_scan,
+)
 from assetgate.resources import Resources
+from assetgate.web.upstream_body import BadBody, TooLarge, decoded_chunks
 
 log = logging.getLogger("assetgate.packages")
 
@@ -59,6 +65,20 @@ PACKUMENT_MEMORY_BYTES: Final = 32 * 1024 * 1024
 DOWNLOAD_DEADLINE_S: Final = 60.0
 MAX_TARBALL_BYTES: Final = 64 * 1024 * 1024
 DEFAULT_LIMITS: Final = TarballLimits()
+INLINE_SCAN_VERSIONS: Final = 512  # a range over more versions is resolved on a worker thread
+SCANS_AT_ONCE: Final = 2
+# What one kept version holds in memory, roughly (its Dist, strings, the dict slot): the weight
+# of a packument is counted from its length, never by encoding it on the event loop.
+VERSION_WEIGHT_BYTES: Final = 512
+
+
+def packument_codec() -> Codec[Packument]:
+    json_codec = dataclass_codec(Packument)
+    return Codec(
+        json_codec.encode,
+        json_codec.decode,
+        lambda packument: 1024 + VERSION_WEIGHT_BYTES * len(packument.dists),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +104,7 @@ class IngestCaches:
             ),
             packuments=res.cache(
                 "packuments",
-                dataclass_codec(Packument),
+                packument_codec(),
                 memory_bytes=PACKUMENT_MEMORY_BYTES,
                 ttl=ALIAS_TTL_S,
                 negative_ttl_s=NEGATIVE_TTL_S,
@@ -136,6 +156,7 @@ class Packages:
         self.limits = limits
         self.max_tarball_bytes = max_tarball_bytes
         self.caches = caches
+        self._scans = anyio.CapacityLimiter(SCANS_AT_ONCE)
 
     # --- single flight ------------------------------------------------------------------------
     async def once(self, key: tuple[str, ...], work: Callable[[], Awaitable[T]]) -> T:
@@ -182,11 +203,16 @@ class Packages:
                 raise _upstream_failure(exc, "registry") from exc
             log.warning("registry failed (%s); serving a stale packument of %s", exc.message, name)
             return stale
-        body = catalogs.packument_to_json(packument)
-        await anyio.to_thread.run_sync(self.store.save_packument, name, body)
+        await anyio.to_thread.run_sync(self._save_packument, name, packument)
         return packument
 
+    def _save_packument(self, name: str, packument: Packument) -> None:
+        self.store.save_packument(name, catalogs.packument_text(packument))
+
     async def _stale_packument(self, name: str) -> Packument | None:
+        return await anyio.to_thread.run_sync(self._load_stale_packument, name)
+
+    def _load_stale_packument(self, name: str) -> Packument | None:
         saved = self.store.load_packument(name)
         if saved is None or time.time() - saved[0] > STALE_IF_ERROR_S:
             return None
@@ -198,13 +224,21 @@ class Packages:
     async def resolve(self, name: str, spec: str) -> str:
         """A range, tag or missing version -> the exact version (AppError 404 when none)."""
         packument = await self.packument(name)
-        version = resolve_version(packument, spec)
+        version = await self._resolve(packument, spec)
         if version is None and is_exact(spec):
             packument = await self.packument(name, fresh=True)  # published a moment ago?
-            version = resolve_version(packument, spec)
+            version = await self._resolve(packument, spec)
         if version is None:
             raise AppError.not_found("no matching version")
         return version
+
+    async def _resolve(self, packument: Packument, spec: str) -> str | None:
+        """``resolve_version``; a scan over many versions on a worker thread, a few at a time
+        (290k versions held the event loop 6-7 s)."""
+        settled, version = resolve_without_scan(packument, spec)
+        if settled or len(packument.dists) <= INLINE_SCAN_VERSIONS:
+            return version if settled else resolve_version(packument, spec)
+        return await anyio.to_thread.run_sync(resolve_version, packument, spec, limiter=self._scans)
 
     # --- npm versions -------------------------------------------------------------------------
     async def ensure_version(self, name: str, version: str) -> VersionRow:
@@ -302,7 +336,6 @@ class Packages:
         """Stream ``url`` into ``target`` while hashing; verify before returning. ``headers``:
         the registry's credential, when one covers ``url``."""
         digest = expected.new_hash() if expected is not None else None
-        received = 0
         try:
             async with asyncio.timeout(DOWNLOAD_DEADLINE_S):
                 async with self.http.stream("GET", url, headers=headers) as response:
@@ -312,19 +345,15 @@ class Packages:
                         raise catalogs.Refused(response.status_code)
                     if response.status_code != 200:
                         raise AppError.upstream(f"{what}: upstream answered {response.status_code}")
-                    declared = response.headers.get("content-length", "")
-                    if declared.isdigit() and int(declared) > max_bytes:
-                        raise AppError.too_large(f"{what} exceeds the configured size limit")
                     with target.open("wb") as out:
-                        async for chunk in response.aiter_raw(CHUNK_BYTES):
-                            received += len(chunk)
-                            if received > max_bytes:
-                                raise AppError.too_large(
-                                    f"{what} exceeds the configured size limit"
-                                )
+                        async for chunk in decoded_chunks(response, max_bytes):
                             if digest is not None:
                                 digest.update(chunk)
                             out.write(chunk)
+        except TooLarge as exc:
+            raise AppError.too_large(f"{what} exceeds the configured size limit") from exc
+        except BadBody as exc:
+            raise AppError.upstream(f"{what}: upstream {exc.reason}") from exc
         except TimeoutError as exc:
             raise AppError.upstream(f"{what}: download timed out", status=504) from exc
         except httpx.HTTPError as exc:

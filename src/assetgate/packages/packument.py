@@ -18,6 +18,7 @@ from typing import Final
 import ijson
 
 from assetgate.errors import AppError
+from assetgate.packages.integrity import parse_sri
 from assetgate.packages.versions import Dist, Packument, is_exact, is_tag
 
 MAX_DESCRIPTION_CHARS: Final = 1024
@@ -43,7 +44,10 @@ def reduce_version(meta: object) -> tuple[Dist, bool] | None:
     dist = meta.get("dist")
     if not isinstance(dist, Mapping) or not isinstance(dist.get("tarball"), str):
         return None
-    found = Dist(dist["tarball"], _str(dist.get("integrity")), _str(dist.get("shasum")))
+    integrity = _str(dist.get("integrity"))
+    # The sha1 is only ever used when there is no usable SRI: not kept beside one.
+    shasum = None if parse_sri(integrity) is not None else _str(dist.get("shasum"))
+    found = Dist(dist["tarball"], integrity, shasum)
     return found, bool(meta.get("deprecated"))
 
 
@@ -60,6 +64,18 @@ def keep_tags(raw: object) -> dict[str, str]:
     if not isinstance(raw, Mapping):
         return {}
     return {k: v for k, v in raw.items() if isinstance(v, str) and is_tag(k, v)}
+
+
+class _Reader:
+    """``body`` as a file whose ``read`` is Python code. yajl's C loop over a ``BytesIO`` never
+    returns to the interpreter, so one pass over 29 MB held the GIL (and the event loop, though
+    it ran on a worker thread) 0.6 s; a Python ``read`` every 64 KiB lets the loop in."""
+
+    def __init__(self, body: bytes) -> None:
+        self._file = io.BytesIO(body)
+
+    def read(self, size: int = -1) -> bytes:
+        return self._file.read(size)
 
 
 def _versions_kind(body: bytes) -> str | None:
@@ -85,11 +101,11 @@ def parse_packument(name: str, body: bytes) -> Packument:
         raise AppError.upstream("registry answered an unexpected document")
     try:
         # Small values first, each in a pass of its own: yajl skips what is not asked for.
-        for value in ijson.items(io.BytesIO(body), "dist-tags", use_float=True):
+        for value in ijson.items(_Reader(body), "dist-tags", use_float=True):
             tags = keep_tags(value)
-        for value in ijson.items(io.BytesIO(body), "description", use_float=True):
+        for value in ijson.items(_Reader(body), "description", use_float=True):
             description = (_str(value) or "")[:MAX_DESCRIPTION_CHARS]
-        for version, meta in ijson.kvitems(io.BytesIO(body), "versions", use_float=True):
+        for version, meta in ijson.kvitems(_Reader(body), "versions", use_float=True):
             seen_versions = True
             kept = keep_version(version, meta)
             if kept is None:

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Mapping
 from contextlib import asynccontextmanager
-from typing import Final
+from typing import Final, TypeVar
 from urllib.parse import quote
 
 import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
+from assetgate.cpu.workgate import while_connected
 from assetgate.errors import AppError
 from assetgate.operations.upstreams import Upstream
 from assetgate.packages.address import LibraryAddress, PackageAddress, parse_address
@@ -37,6 +38,7 @@ from assetgate.packages.bodies import (
 from assetgate.packages.esm.bundler import locate
 from assetgate.packages.esm.importmap import make_import_map, parse_wanted, resolve_graph
 from assetgate.packages.esm.modules import Modules, module_url
+from assetgate.packages.esm.pool import build_pool
 from assetgate.packages.ingest import IngestCaches, Packages, Upstreams
 from assetgate.packages.openapi import OPENAPI
 from assetgate.packages.page import PAGE_CACHE, PAGE_CSP, STATIC_FILES, load_page_files
@@ -62,6 +64,7 @@ NPM_REGISTRY: Final = "npm registry"
 LIBRARY_CATALOG: Final = "library catalog"
 
 log = logging.getLogger("assetgate.packages")
+T = TypeVar("T")
 
 
 @asynccontextmanager
@@ -95,17 +98,19 @@ async def lifespan(res: Resources) -> AsyncIterator[PackagesState]:
         settings.packages_token_scopes,
         registries.scopes,
     )
+    builds = build_pool(settings)
     state = PackagesState(
         store=store,
         packages=packages,
         policy=policy,
-        modules=Modules(packages, bundler),
+        modules=Modules(packages, bundler, builds),
         search=Search.build(packages, res, policy),
         static=await anyio.to_thread.run_sync(load_page_files),
     )
     try:
         yield state
     finally:
+        builds.close()
         await state.settle()
         await packages.caches.aclose()
         await anyio.to_thread.run_sync(store.close)
@@ -276,7 +281,7 @@ async def _esm(request: Request, name: str, version: str, subpath: str) -> Respo
     state = _state(request)
     url = module_url(name, version, subpath)
     for attempt in range(2):
-        row = await state.modules.row(name, version, subpath)
+        row = await _while_connected(request, state.modules.row(name, version, subpath))
         if "sri" in request.query_params:
             return sri_answer(url, row)
         try:
@@ -288,6 +293,12 @@ async def _esm(request: Request, name: str, version: str, subpath: str) -> Respo
     raise AppError.upstream("the built module is not available, retry", status=503)
 
 
+async def _while_connected(request: Request, work: Awaitable[T]) -> T:
+    """``await work``, given up (499) when the client leaves: a build nobody else waits for is
+    then stopped, its processes killed (``esm.pool``)."""
+    return await while_connected(request.receive, work)
+
+
 async def importmap(request: Request) -> Response:
     """``/npm/importmap?pkg=…``: an import map with every transitive module pinned."""
     state = _state(request)
@@ -297,7 +308,17 @@ async def importmap(request: Request) -> Response:
         for item in wanted:
             state.policy.check(item.name)
             guarded = state.policy.check_client(item.name, request.headers) or guarded
-        top, graph, users = await resolve_graph(state.modules, wanted, state.policy)
+        limit = resources(request).settings.importmap_timeout_s
+        try:
+            with anyio.fail_after(limit):
+                graph_of = resolve_graph(state.modules, wanted, state.policy)
+                top, graph, users = await _while_connected(request, graph_of)
+        except TimeoutError:
+            raise AppError.upstream(
+                f"the import map took longer than ASSETGATE_IMPORTMAP_TIMEOUT_S ({limit:g} s);"
+                " the modules built so far are kept: ask again",
+                status=504,
+            ) from None
         for ref in graph:
             guarded = state.policy.check_client(ref.name, request.headers) or guarded
     except AppError as exc:

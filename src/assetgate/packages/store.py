@@ -226,10 +226,12 @@ class Store:
         return StoreSink(self)
 
     def save_packument(self, name: str, body: object) -> None:
+        """``body``: the document, or its JSON text (``catalogs.packument_text``)."""
+        text = body if isinstance(body, str) else json.dumps(body, separators=(",", ":"))
         with self._writer() as db:
             db.execute(
                 "INSERT OR REPLACE INTO packuments(name, body, fetched_at) VALUES (?, ?, ?)",
-                (name, json.dumps(body, separators=(",", ":")), time.time()),
+                (name, text, time.time()),
             )
 
     def commit_version(

@@ -64,23 +64,52 @@ def is_exact(spec: str) -> bool:
     return parsed is not None and str(parsed) == spec
 
 
-def resolve_version(packument: Packument, spec: str) -> str | None:
-    """The exact version ``spec`` names in ``packument``, or None when nothing matches."""
+def resolve_without_scan(packument: Packument, spec: str) -> tuple[bool, str | None]:
+    """(settled, version): an exact version, a dist-tag, ``latest`` when it satisfies the range,
+    or a spec that is no range, all without looking at every version; ``settled`` False when
+    only ``resolve_version``'s scan can tell (a scan of 290k versions is seconds of CPU: the
+    caller runs it on a worker thread)."""
     spec = spec.strip()
     if spec in packument.dists:
-        return spec
+        return True, spec
     tag = "latest" if spec in ("", "*") else spec
     tagged = packument.dist_tags.get(tag)
     if tagged is not None and tagged in packument.dists:
-        return tagged
-    try:
-        wanted = NpmSpec(spec)
-    except ValueError:
-        return None
+        return True, tagged
+    wanted = _range(spec)
+    if wanted is None:
+        return True, None
     latest = _version(packument.dist_tags.get("latest", ""))
     if latest is not None and str(latest) in packument.dists and wanted.match(latest):
-        return str(latest)
-    candidates = [v for v in map(_version, packument.dists) if v is not None]
-    fresh = [v for v in candidates if str(v) not in packument.deprecated]
-    chosen = wanted.select(fresh) or wanted.select(candidates)
+        return True, str(latest)
+    return False, None
+
+
+@functools.lru_cache(maxsize=1024)
+def _range(spec: str) -> NpmSpec | None:
+    try:
+        return NpmSpec(spec)
+    except ValueError:
+        return None
+
+
+def resolve_version(packument: Packument, spec: str) -> str | None:
+    """The exact version ``spec`` names in ``packument``, or None when nothing matches."""
+    settled, found = resolve_without_scan(packument, spec)
+    wanted = _range(spec.strip())
+    if settled or wanted is None:
+        return found
+    # One pass keeping only the best two: no list of every parsed version (290k of them, kept
+    # alive, made each garbage collection walk them all while the event loop waited).
+    best: Version | None = None
+    best_fresh: Version | None = None
+    for text in packument.dists:
+        parsed = _version(text)
+        if parsed is None or not wanted.match(parsed):
+            continue
+        if best is None or parsed > best:
+            best = parsed
+        if text not in packument.deprecated and (best_fresh is None or parsed > best_fresh):
+            best_fresh = parsed
+    chosen = best_fresh or best
     return None if chosen is None else str(chosen)

@@ -30,12 +30,13 @@ from pathlib import Path
 from typing import Any, Final, Generic, Protocol, TypeVar
 
 from starlette.requests import Request
-from starlette.responses import FileResponse, Response
+from starlette.responses import Response
 from starlette.types import Receive
 
 from assetgate.serving.hotlane import BodyOf, Offer, file_body
-from assetgate.serving.prepared import BlockResponse, HeaderBlock, Prepared
-from assetgate.serving.sendfile import send_file
+from assetgate.serving.prepared import BlockResponse, HeaderBlock, Prepared, encode_headers
+from assetgate.serving.sendfile import RangedFileResponse, send_file
+from assetgate.serving.tags import Tags
 from assetgate.serving.versions import FileVersion, stat_key
 from assetgate.web.cachestatus import HEADER, VALUES, CacheState
 
@@ -53,7 +54,7 @@ class ResultCache(Protocol[T]):
     def get(self, key: str) -> T | None: ...
 
     async def get_or_compute(
-        self, key: str, compute: Callable[[], Awaitable[T]]
+        self, key: str, compute: Callable[[], Awaitable[T]], *, path: str | None = None
     ) -> tuple[T, bool]: ...
 
 
@@ -65,6 +66,7 @@ class FoundFile:
     stat: os.stat_result  # the request's one stat of ``path``
     version: FileVersion  # its identity: fingerprint, validators, prepared answers
     offer: Offer | None = None  # the hot lane's, when this answer may be replayed
+    tags: Tags | None = None  # its cache tags (``serving.tags``); None: untagged
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,11 +97,15 @@ AnyVariant = Variant[Any]
 async def answer(request: Request, found: FoundFile, variant: Variant[T]) -> Response:
     """GET or HEAD for ``variant`` of ``found`` (method, path and parameters already checked)."""
     version = found.version
-    prepared = version.prepare(variant.key, functools.partial(_prepare, variant))
+    tags = found.tags
+    # The tags belong to the path, not the bytes: one version (a hard link, a package blob two
+    # packages share) keeps one block per path it was answered under.
+    key: Hashable = variant.key if tags is None else (variant.key, tags)
+    prepared = version.prepare(key, functools.partial(_prepare, variant, tags))
     rendering = variant.rendering
     held: BodyOf = file_body if rendering is None else functools.partial(_held, rendering)
     if found.offer is not None:
-        found.offer(version, variant.key, held)
+        found.offer(version, key, held)
     if prepared.matches(request):
         return BlockResponse(304, prepared.not_modified)
     if rendering is None:
@@ -114,23 +120,34 @@ async def answer(request: Request, found: FoundFile, variant: Variant[T]) -> Res
     if cache is None or version.key != stat_key(found.stat):  # off, or being rewritten
         result, state = await make(), "BYPASS"
     else:
-        result, hit = await cache.get_or_compute(prepared.etag, make)
+        path = None if tags is None else tags.path  # what a purge of the path forgets
+        result, hit = await cache.get_or_compute(prepared.etag, make, path=path)
         state = "HIT" if hit else "MISS"
     body = rendering.body(result)
     if body is None:  # a pass-through: the file itself (streamed if large), no kept bytes
         headers = {**prepared.headers, **rendering.headers(result, state), **_BYPASS_HEADER}
-        return FileResponse(found.path, headers=headers, stat_result=found.stat)
+        return RangedFileResponse(found.path, headers=headers, stat_result=found.stat)
     headers = {**prepared.headers, **rendering.headers(result, state), HEADER: VALUES[state]}
     if state != "BYPASS":  # the next request for this variant is a header-block copy
         kept = {**rendering.headers(result, "HIT"), **_HIT_HEADER}
-        version.keep(variant.key, prepared.with_ok(kept))
+        version.keep(key, prepared.with_ok(kept))
     return Response(body, headers=headers)
 
 
-def _prepare(variant: Variant[T], version: FileVersion) -> Prepared:
-    """The variant's validators, with ``Cache-Status`` on its 304 (and on its 200 when the file
-    is answered as it is); built once per version and variant."""
+def _prepare(variant: Variant[T], tags: Tags | None, version: FileVersion) -> Prepared:
+    """The variant's validators, with its cache tags on both answers and ``Cache-Status`` on its
+    304 (and on its 200 when the file is answered as it is); built once per version, variant
+    and path."""
     prepared = variant.validators(version)
+    fields = {} if tags is None else tags.fields()
+    if fields:
+        block = encode_headers(fields)
+        prepared = replace(
+            prepared,
+            headers={**prepared.headers, **fields},
+            not_modified=prepared.not_modified + block,
+            ok=None if prepared.ok is None else prepared.ok + block,
+        )
     ok: HeaderBlock | None = None
     if variant.rendering is None and prepared.ok is not None:
         ok = prepared.ok + _STAMP_BYPASS

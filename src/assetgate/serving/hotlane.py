@@ -74,16 +74,21 @@ class _Asked:
 
 
 def _asked(scope: Scope) -> _Asked | None:
-    """None when the request is not one the lane answers (another method, a ``Range``)."""
+    """None when the request is not one the lane answers (another method, a ``Range``, an
+    ``Accept`` or ``Accept-Encoding`` sent on two lines)."""
     method = scope["method"]
     if method not in READS:
         return None
     accept = encoding = inm = ims = None
     for name, value in scope["headers"]:
         if name == b"accept":
-            accept = value if accept is None else accept
+            if accept is not None:
+                return None  # two lines: one list the route joins (web.negotiation)
+            accept = value
         elif name == b"accept-encoding":
-            encoding = value if encoding is None else encoding
+            if encoding is not None:
+                return None
+            encoding = value
         elif name == b"if-none-match":
             inm = value if inm is None else inm
         elif name == b"if-modified-since":
@@ -137,6 +142,15 @@ class HotLane:
         self._replays.move_to_end(asked.key)
         while len(self._replays) > self.entries:
             self._replays.popitem(last=False)
+
+    def forget(self, paths: set[str]) -> int:
+        """Drop the replays of the files ``paths`` (a purge deleted them); how many."""
+        if not paths:
+            return 0
+        gone = [key for key, replay in self._replays.items() if replay.path in paths]
+        for key in gone:
+            del self._replays[key]
+        return len(gone)
 
     def answer(self, scope: Scope) -> Replayed | None:
         """The route's answer to ``scope`` when it can be replayed exactly, else None."""

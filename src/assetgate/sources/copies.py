@@ -12,17 +12,26 @@ When the source fails (5xx, refused, timeout) and a copy is held, the copy is se
 asked about again after ``RETRY_S``; a 404 drops the copy. ``ASSETGATE_SOURCE_CACHE_BYTES`` bounds
 what this process keeps (least recently used goes first). A small ``.meta`` file beside each copy
 holds its validators, so a restarted node revalidates instead of fetching again.
+
+Several processes may share one directory (``--workers N``): a copy another one evicted or
+replaced is fetched again, never answered 404 on a 304 (issue 35, item 6). A partial download is
+``tmp/<pid>.<random>.part``; at start the ones whose process is gone (a crash) or older than any
+fetch may run are removed and counted. A full disk (ENOSPC) evicts the least recently used copies
+this process holds and tries once more; still full, the answer is a 503 with ``Retry-After`` and
+``/readyz`` lists the cache as full until a copy is written again (issue 35, item 7).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import hashlib
 import json
 import logging
 import os
 import re
+import shutil
 import time
 import uuid
 from collections import OrderedDict
@@ -36,7 +45,7 @@ import anyio.to_thread
 from assetgate.errors import AppError
 from assetgate.operations.metrics import Metrics
 from assetgate.serving.versions import Fingerprint
-from assetgate.sources.remote import Remote, Validators
+from assetgate.sources.remote import Remote, Validators, WriteFailed
 from assetgate.web.paths import Located
 
 log = logging.getLogger("assetgate.sources")
@@ -44,6 +53,21 @@ log = logging.getLogger("assetgate.sources")
 _SUFFIX: Final = re.compile(r"[a-z0-9]{1,8}")
 WRITES_AHEAD: Final = 4  # chunks a copy's writer may fall behind the stream: the memory it holds
 RETRY_S: Final = 5.0  # a failing source is asked again after this long while a copy is served
+#: A partial download older than this belongs to no running fetch (each has a read deadline).
+STALE_PART_S: Final = 3600.0
+#: On ENOSPC, evict until the disk has this many times the bytes the fetch had written free.
+ROOM_FACTOR: Final = 2
+MIN_ROOM_BYTES: Final = 16 * 1024 * 1024
+FULL_ERRNOS: Final = frozenset({errno.ENOSPC, errno.EDQUOT})
+OK: Final = "ok"
+
+
+class _DiskFull(Exception):
+    """The copy could not be written: no space left (carries the bytes written until then)."""
+
+    def __init__(self, written: int) -> None:
+        super().__init__(written)
+        self.written = written
 
 
 @dataclass(slots=True)
@@ -54,6 +78,7 @@ class Entry:
     checked: float  # monotonic time of the last answer from the source; -inf: never (restart)
     indexed: float = -float("inf")  # ``checked`` when its fingerprint was last shared (mounts)
     fingerprint: str | None = None  # hashed while written (None: a copy a previous run left)
+    public: str | None = None  # the public path it answers ("/img/a.jpg"), for a purge
 
 
 class _HashingFile:
@@ -77,15 +102,20 @@ class _HashingFile:
         behind = self.behind()
         if len(behind) > WRITES_AHEAD:  # wait for the oldest; a cancelled wait leaves them be
             await asyncio.wait(behind[: len(behind) - WRITES_AHEAD])
-        self._settle()  # a disk error ends the copy now (``close`` still waits for the rest)
+        try:
+            self._settle()  # a disk error ends the copy now (``close`` still waits for the rest)
+        except OSError as exc:
+            raise WriteFailed(exc) from exc
 
     def _settle(self) -> None:
         """Drop the finished writes; the first that failed raises its error."""
+        first: BaseException | None = None
         for done in [write for write in self._writes if write.done()]:
-            error = None if done.cancelled() else done.exception()
-            if error is not None:
-                raise error
+            error = None if done.cancelled() else done.exception()  # each one retrieved
             self._writes.remove(done)
+            first = first or error
+        if first is not None:
+            raise first
 
     def behind(self) -> list[asyncio.Task[None]]:
         """The writes not finished yet, oldest first."""
@@ -126,6 +156,12 @@ class Copies:
         self._flights: dict[str, asyncio.Task[Located]] = {}
         self._stale_logged: set[str] = set()
         self._by_path: dict[str, str] = {}
+        self.full = False  # the last copy could not be written for lack of space
+        self.swept = sweep_partials(root / "tmp")
+        if self.swept:
+            log.warning("source cache: removed %d partial downloads a stopped run left", self.swept)
+            if metrics is not None:
+                metrics.source_cache_events.labels(event="partial_removed").inc(self.swept)
 
     def ident(self, remote: Remote, key: str) -> str:
         """The copy's file name: a hash of source and key, with the key's extension kept (media
@@ -145,8 +181,11 @@ class Copies:
         entry = None if ident is None else self._entries.get(ident)
         return None if ident is None or entry is None else (ident, entry)
 
-    async def locate(self, remote: Remote, key: str, max_bytes: int) -> Located:
-        """The local copy of ``key`` from ``remote``, fetched or revalidated when due."""
+    async def locate(
+        self, remote: Remote, key: str, max_bytes: int, public: str | None = None
+    ) -> Located:
+        """The local copy of ``key`` from ``remote``, fetched or revalidated when due;
+        ``public``: the path it answers, kept beside the copy so a purge of a folder finds it."""
         ident = self.ident(remote, key)
         entry = self._entries.get(ident)
         if entry is not None and time.monotonic() < entry.checked + self.ttl_s:
@@ -161,24 +200,62 @@ class Copies:
         flight = self._flights.get(ident)
         if flight is None:
             flight = asyncio.get_running_loop().create_task(
-                self._refresh(remote, key, ident, max_bytes)
+                self._refresh(remote, key, ident, max_bytes, public)
             )
             self._flights[ident] = flight
             flight.add_done_callback(lambda _done: self._flights.pop(ident, None))
         return await asyncio.shield(flight)
 
-    async def _refresh(self, remote: Remote, key: str, ident: str, max_bytes: int) -> Located:
+    async def _refresh(
+        self, remote: Remote, key: str, ident: str, max_bytes: int, public: str | None
+    ) -> Located:
         entry = self._entries.get(ident) or self._recall(ident)  # a miss: one failed open
-        final = self._path(ident)
-        tmp = self.root / "tmp" / f"{uuid.uuid4().hex}.part"
-        tmp.parent.mkdir(parents=True, exist_ok=True)
-        started = time.perf_counter()
+        if entry is not None and not os.path.exists(entry.path):
+            self._forget(ident)  # gone (another process evicted it): no validators to send
+            entry = None
         try:
+            return await self._fetch(remote, key, ident, max_bytes, entry, public)
+        except _DiskFull as full:
+            freed = self._make_room(full.written, keep=ident)
+            if freed:
+                try:
+                    return await self._fetch(remote, key, ident, max_bytes, entry, public)
+                except _DiskFull:
+                    pass
+            if not self.full:
+                log.warning("source cache disk is full; new objects are answered 503")
+            self.full = True
+            self._event("disk_full")
+            raise AppError(
+                503, "source cache is full, retry later", headers={"Retry-After": "5"}
+            ) from None
+
+    async def _fetch(
+        self,
+        remote: Remote,
+        key: str,
+        ident: str,
+        max_bytes: int,
+        entry: Entry | None,
+        public: str | None,
+    ) -> Located:
+        """One fetch into a new copy (conditional when ``entry`` is held), or the held copy on a
+        304; a 304 whose copy vanished meanwhile fetches again, unconditionally."""
+        final = self._path(ident)
+        tmp = self.root / "tmp" / f"{os.getpid()}.{uuid.uuid4().hex}.part"
+        started = time.perf_counter()
+        sink: _HashingFile | None = None
+        try:
+            tmp.parent.mkdir(parents=True, exist_ok=True)
             sink = _HashingFile(tmp)
             try:
                 got = await remote.fetch(key, entry.validators if entry else None, sink, max_bytes)
             finally:
                 await sink.close()
+            if got is not None:
+                _date_from(tmp, got.last_modified)
+                final.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(tmp, final)
         except AppError as exc:
             tmp.unlink(missing_ok=True)
             self._fetched(remote, started, 0, error=str(exc.status))
@@ -187,6 +264,12 @@ class Copies:
             elif exc.status in (502, 504) and entry is not None:
                 return self._stale(remote, ident, entry)
             raise
+        except (OSError, WriteFailed) as exc:
+            tmp.unlink(missing_ok=True)
+            error = exc.error if isinstance(exc, WriteFailed) else exc
+            if error.errno in FULL_ERRNOS:
+                raise _DiskFull(sink.size if sink is not None else 0) from None
+            raise error from None
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
@@ -196,23 +279,50 @@ class Copies:
             tmp.unlink(missing_ok=True)
             self._fetched(remote, started, 0, result="revalidated")
             entry.checked = now
-            return self._held(ident, entry)
+            try:
+                return self._held(ident, entry)
+            except AppError:  # the copy vanished after the check above: fetch it whole
+                return await self._fetch(remote, key, ident, max_bytes, None, public)
         assert got is not None
+        assert sink is not None
         size = sink.size
-        _date_from(tmp, got.last_modified)
-        final.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(tmp, final)
-        self._write_meta(final, got)
+        self._write_meta(final, got, public)
         self._fetched(remote, started, size, result="miss")
+        self.full = False
         old = self._entries.pop(ident, None)
         if old is not None:
             self.used_bytes -= old.size
-        entry = Entry(str(final), got, size, now, fingerprint=sink.digest.hexdigest())
+        entry = Entry(
+            str(final), got, size, now, fingerprint=sink.digest.hexdigest(), public=public
+        )
         self._entries[ident] = entry
         self._by_path[entry.path] = ident
         self.used_bytes += size
         self._evict(keep=ident)
         return self._held(ident, entry)
+
+    def _make_room(self, written: int, keep: str) -> bool:
+        """Evict the least recently used copies until the disk has room for ``written`` bytes
+        ``ROOM_FACTOR`` times over (at least ``MIN_ROOM_BYTES``); whether any was evicted."""
+        wanted = max(written * ROOM_FACTOR, MIN_ROOM_BYTES)
+        evicted = 0
+        for ident in list(self._entries):
+            if _free_bytes(self.root) >= wanted:
+                break
+            if ident != keep:
+                self._forget(ident)
+                evicted += 1
+        if evicted:
+            self._event("evicted_for_space", evicted)
+        return evicted > 0
+
+    async def check(self) -> str:
+        """``/readyz``: whether new copies can be written."""
+        return "full (new objects answered 503)" if self.full else OK
+
+    def _event(self, event: str, count: int = 1) -> None:
+        if self.metrics is not None:
+            self.metrics.source_cache_events.labels(event=event).inc(count)
 
     def _held(self, ident: str, entry: Entry) -> Located:
         self._entries.move_to_end(ident)
@@ -250,17 +360,53 @@ class Copies:
             return None
         validators = Validators(meta.get("etag"), meta.get("last_modified"))
         self.used_bytes += size
+        public = meta.get("path")
         entry = Entry(str(path), validators, size, -float("inf"))
+        entry.public = public if isinstance(public, str) else None
         self._entries[ident] = entry
         self._by_path[entry.path] = ident
         return entry
 
-    def _write_meta(self, final: Path, got: Validators) -> None:
-        meta = {"etag": got.etag, "last_modified": got.last_modified}
+    def _write_meta(self, final: Path, got: Validators, public: str | None) -> None:
+        meta = {"etag": got.etag, "last_modified": got.last_modified, "path": public}
         tmp = final.with_suffix(f".{uuid.uuid4().hex}.tmp")
         with contextlib.suppress(OSError):
             tmp.write_text(json.dumps(meta))
             os.replace(tmp, final.with_suffix(".meta"))
+
+    def purge(self, idents: set[str], prefixes: tuple[str, ...]) -> list[str]:
+        """Delete the copies ``idents`` and every copy whose public path starts with one of
+        ``prefixes`` (also those a previous run left, found by their ``.meta``); the files
+        deleted. Blocks on the disk: a purge is rare."""
+        named = set(idents)
+        if prefixes:
+            named |= {
+                ident
+                for ident, entry in self._entries.items()
+                if entry.public is not None and entry.public.startswith(prefixes)
+            }
+            named |= set(self._left_under(prefixes))
+        deleted: list[str] = []
+        for ident in sorted(named):
+            path = self._path(ident)
+            if path.exists():
+                deleted.append(str(path))
+            self._forget(ident)
+        return deleted
+
+    def _left_under(self, prefixes: tuple[str, ...]) -> list[str]:
+        """Idents of the copies on disk whose ``.meta`` names a path under ``prefixes``."""
+        found: list[str] = []
+        with contextlib.suppress(OSError):
+            for folder in self.root.iterdir():
+                if not folder.is_dir() or folder.name == "tmp":
+                    continue
+                for meta in folder.glob("*.meta"):
+                    with contextlib.suppress(OSError, ValueError):
+                        public = json.loads(meta.read_text()).get("path")
+                        if isinstance(public, str) and public.startswith(prefixes):
+                            found.append(meta.name.removesuffix(".meta"))
+        return found
 
     def _forget(self, ident: str) -> None:
         entry = self._entries.pop(ident, None)
@@ -304,6 +450,47 @@ class Copies:
             metrics.source_fetch_errors.labels(**labels, status=error).inc()
         if result is not None:
             self._count(remote, result)
+
+
+def _free_bytes(path: Path) -> int:
+    try:
+        return shutil.disk_usage(path).free
+    except OSError:
+        return 0
+
+
+def sweep_partials(tmp: Path) -> int:
+    """Remove the partial downloads whose process is gone or that are older than any fetch;
+    how many. Another live process's are left alone (several may share the directory)."""
+    removed = 0
+    try:
+        parts = list(tmp.glob("*.part"))
+    except OSError:
+        return 0
+    now = time.time()
+    for part in parts:
+        owner = part.name.partition(".")[0]
+        try:
+            alive = owner.isdigit() and _alive(int(owner))
+            if alive and now - part.stat().st_mtime < STALE_PART_S:
+                continue
+            part.unlink()
+        except OSError:
+            continue
+        removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False  # this process has fetched nothing yet: a previous run's number
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _date_from(path: Path, last_modified: str | None) -> None:

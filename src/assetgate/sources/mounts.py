@@ -203,7 +203,8 @@ class Mounts:
             return locate(backend.real_root, rest)
         assert backend.remote is not None
         try:
-            found = await self.copies.locate(backend.remote, rest, self.max_bytes)
+            public = "/" + backend.mount.prefix + rest
+            found = await self.copies.locate(backend.remote, rest, self.max_bytes, public)
         except AppError as exc:
             if exc.status == 404:
                 return None
@@ -214,13 +215,42 @@ class Mounts:
                 self.versions.adopt(found.stat, held[1].fingerprint)  # no second read to hash
         return found
 
+    def _idents(self, paths: list[str]) -> set[str]:
+        """The source-cache idents of the remote objects the public ``paths`` name."""
+        idents = set()
+        for path in paths:
+            picked = self._pick(path.lstrip("/"), ())
+            if picked is not None and picked[0].remote is not None:
+                idents.add(self.copies.ident(picked[0].remote, picked[1]))
+        return idents
+
+    def purge_copies(self, paths: list[str], prefixes: list[str]) -> list[str]:
+        """Delete this machine's copies of the objects ``paths`` name and of every object under
+        ``prefixes`` (public paths, with their leading "/"); the files deleted."""
+        return self.copies.purge(self._idents(paths), tuple(prefixes))
+
+    async def purge_fingerprints(self, paths: list[str]) -> int:
+        """Delete the fingerprints the nodes shared for ``paths`` (the result store's index and
+        Redis): no node names a purged object's variants without asking its source again.
+        How many were held. Raises when the store or Redis cannot answer."""
+        if self.index is None:
+            return 0
+        names = sorted(INDEX_PREFIX + ident for ident in self._idents(paths))
+        deleted = await self.index.delete(names)
+        if self.fast_index is not None:
+            deleted = max(deleted, await self.fast_index.delete(names))
+        return deleted
+
     def checks(self) -> dict[str, Check]:
         """``/readyz``'s view of each remote source, by its name."""
-        return {
+        checks: dict[str, Check] = {
             f"source {backend.mount.name}": backend.remote.check
             for backend in self.backends
             if backend.remote is not None
         }
+        if checks:
+            checks["source_cache"] = self.copies.check
+        return checks
 
     async def aclose(self) -> None:
         if self._writes:  # fingerprints on their way to Redis: bounded by its op timeout

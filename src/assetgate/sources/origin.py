@@ -3,9 +3,10 @@
 Safe by construction (docs/sources.md): only the configured origin is contacted, at an address
 checked by ``guard.resolve`` (the name goes as ``Host`` and SNI); a redirect is followed only on
 the same scheme, host and port, at most ``MAX_REDIRECTS`` times; the connection has a connect
-deadline and the whole fetch a read deadline; the body is counted while it streams and the fetch
-stops at the size cap. The client ignores proxy variables: a proxy would connect by name, past
-the address check.
+deadline and the whole fetch a read deadline; the body is read by ``web.upstream_body`` (at most
+one content coding, undone off the event loop) and its decoded bytes counted while it streams:
+the fetch stops at the size cap. The client ignores proxy variables: a proxy would connect by
+name, past the address check.
 """
 
 from __future__ import annotations
@@ -21,11 +22,11 @@ from assetgate.errors import AppError
 from assetgate.sources import guard
 from assetgate.sources.locations import Origin
 from assetgate.sources.remote import Sink, Validators, copy_capped, failed, timed_out, too_large
+from assetgate.web.upstream_body import BadBody, TooLarge, decoded_chunks
 
 log = logging.getLogger("assetgate.sources")
 
 MAX_REDIRECTS: Final = 3
-CHUNK_BYTES: Final = 256 * 1024
 OK: Final = "ok"
 
 
@@ -99,10 +100,12 @@ class OriginSource:
             raise AppError.not_found()
         if status != 200:
             raise failed(self.name, f"answered {status}")
-        declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > max_bytes:
-            raise too_large(max_bytes)
-        await copy_capped(response.aiter_bytes(CHUNK_BYTES), sink, max_bytes)
+        try:
+            await copy_capped(decoded_chunks(response, max_bytes), sink, max_bytes)
+        except TooLarge:
+            raise too_large(max_bytes) from None
+        except BadBody as exc:
+            raise failed(self.name, exc.reason) from None
         return Validators(response.headers.get("etag"), response.headers.get("last-modified"))
 
     async def _open(self, path: str, headers: dict[str, str]) -> httpx.Response:

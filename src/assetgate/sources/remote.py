@@ -24,7 +24,18 @@ class Validators:
 
 
 class Sink(Protocol):
-    async def write(self, chunk: bytes | memoryview) -> None: ...
+    async def write(self, chunk: bytes | memoryview) -> None:
+        """Keep ``chunk``; ``WriteFailed`` when the local disk cannot (a backend lets it pass)."""
+        ...
+
+
+class WriteFailed(Exception):
+    """The sink could not keep a chunk (the local disk, not the source): the ``OSError`` is in
+    ``error``. Backends let it through untouched, so a full disk is not read as a 502."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 class Remote(Protocol):

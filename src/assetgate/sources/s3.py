@@ -8,6 +8,7 @@ an error is mapped by its type to the JSON error that names the source by its mo
 from __future__ import annotations
 
 import logging
+import re
 from datetime import datetime
 from email.utils import format_datetime, parsedate_to_datetime
 from typing import Final
@@ -18,7 +19,15 @@ from obstore.exceptions import NotModifiedError, PermissionDeniedError, Unauthen
 from obstore.store import S3Store
 
 from assetgate.errors import AppError
-from assetgate.sources.remote import Sink, Validators, copy_capped, failed, timed_out, too_large
+from assetgate.sources.remote import (
+    Sink,
+    Validators,
+    WriteFailed,
+    copy_capped,
+    failed,
+    timed_out,
+    too_large,
+)
 
 log = logging.getLogger("assetgate.sources")
 
@@ -56,7 +65,7 @@ class BucketSource:
                 if meta["size"] > max_bytes:
                     raise too_large(max_bytes)
                 await copy_capped(found.stream(CHUNK_BYTES), sink, max_bytes)
-        except AppError:
+        except (AppError, WriteFailed):
             raise
         except NotModifiedError:
             return None
@@ -85,9 +94,21 @@ class BucketSource:
 
 
 def _unavailable(name: str, exc: Exception, seconds: float) -> AppError:
-    """502 or 504 by what obstore says; its text (endpoint, signature) stays out of the log."""
-    text = str(exc).lower()
+    """502 or 504 by what obstore says; its text (endpoint, signature) stays out of the log.
+
+    504 only for a deadline that passed: the store client's own timeout (an HTTP error of kind
+    ``Timeout``, or "timed out"). Every error names its ``retry_timeout`` setting, so "timeout"
+    in the text says nothing (issue 35: a refused connection read as "no answer within 20 s" in
+    0.08 s); a connection refused or reset is the 502 "unreachable"."""
+    text = str(exc)
     log.warning("source %s: %s", name, type(exc).__name__)
-    if "timed out" in text or "timeout" in text:
+    if _TIMED_OUT.search(text):
         return timed_out(name, seconds)
+    if _CONNECT.search(text):
+        return failed(name, "unreachable")
     return failed(name, "unavailable")
+
+
+#: object_store's (reqwest's, hyper's) wording for a deadline that passed, and for no connection.
+_TIMED_OUT: Final = re.compile(r"kind: Timeout|operation timed out|deadline has elapsed", re.I)
+_CONNECT: Final = re.compile(r"kind: Connect|Connection refused|ConnectionReset|tcp connect", re.I)

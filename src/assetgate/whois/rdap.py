@@ -7,12 +7,14 @@ style bootstraps, a registry moving hosts) are followed by hand, at most ``MAX_R
 target checked like the first URL: an origin from the operator's bootstrap file is trusted;
 anything else must be HTTPS on a public address, and the request is pinned to the address that
 was checked (the URL carries the IP, ``Host`` and TLS SNI carry the name, so the certificate is
-still verified against the name). Bodies are read up to ``RDAP_MAX_BYTES``. Failure reasons are
-bare ("answered 503"): the caller prefixes the server's public name.
+still verified against the name). Bodies are read by ``web.upstream_body``, up to
+``RDAP_MAX_BYTES`` decoded bytes. Failure reasons are bare ("answered 503"): the caller prefixes
+the server's public name.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -23,6 +25,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
 
+from assetgate.web.upstream_body import BadBody, TooLarge, decoded_chunks, read_body
 from assetgate.whois.bootstrap import origin
 from assetgate.whois.upstream import FetchError, RefusedServer, public_address
 
@@ -109,10 +112,9 @@ async def _raise_if_quota(response: httpx.Response) -> None:
     """429 and 422 are quotas; a 403 is one when its body says so (else a plain refusal)."""
     if response.status_code == 403:
         body = bytearray()
-        async for chunk in response.aiter_bytes():
-            body += chunk
-            if len(body) > QUOTA_BODY_BYTES:
-                break
+        with contextlib.suppress(TooLarge, BadBody):  # what was read so far is enough to tell
+            async for chunk in decoded_chunks(response, QUOTA_BODY_BYTES):
+                body += chunk
         text = body.decode("utf-8", "replace").lower()
         if not any(word in text for word in QUOTA_WORDS):
             return
@@ -142,12 +144,13 @@ def retry_after(value: str | None) -> int:
 
 
 async def _read_capped(response: httpx.Response) -> bytes:
-    body = bytearray()
-    async for chunk in response.aiter_bytes():
-        body += chunk
-        if len(body) > RDAP_MAX_BYTES:
-            raise FetchError(f"answer exceeds {RDAP_MAX_BYTES // 1024} KiB")
-    return bytes(body)
+    """The decoded body (``web.upstream_body``: one coding at most, undone off the loop)."""
+    try:
+        return await read_body(response, RDAP_MAX_BYTES)
+    except TooLarge:
+        raise FetchError(f"answer exceeds {RDAP_MAX_BYTES // 1024} KiB") from None
+    except BadBody as exc:
+        raise FetchError(exc.reason) from None
 
 
 def _decoded(url: str, body: bytes) -> RdapAnswer:

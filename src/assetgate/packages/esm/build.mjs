@@ -11,12 +11,20 @@
 // script of the package runs; the one plugin is below. Nothing outside the package's folder is
 // read: every resolved path is checked, and tsconfig discovery is pinned to an empty file.
 //
-// Job: {dir, name, subpath, out, externals: {pkg: "/npm/pkg@1.2.3"}, minify, target}
+// Job: {dir, name, subpath, out, externals: {pkg: "/npm/pkg@1.2.3"}, dependencies: [pkg],
+//       pending, minify, target}
 //   dir/node_modules/<name>/  the package's files
-//   externals                 every dependency, peer dependency and the package itself, pinned:
+//   externals                 what is pinned already (the package itself, for its other entries):
 //                             `import` of them becomes an import of "<base>[/<sub>]/+esm";
-//                             require() of them gets that module's CommonJS value. An `import`
-//                             of any other bare name stays as it is (the page's map names it).
+//                             require() of them gets that module's CommonJS value.
+//   dependencies, pending     every dependency and peer dependency, not yet pinned: an import of
+//                             one becomes "/npm/<dep>@<pending>[/<sub>]/+esm", and assetgate pins
+//                             only the ones the module really imports (`pending` is a random token
+//                             per build, replaced by the exact version after the build).
+//   An `import` of any other bare name stays as it is (the page's map names it).
+// A bare import's subpath is normalised ("a/./b//c" is "a/b/c"); one that would leave the
+// package ("..", "?", "#", "%", "\\") fails the build: the URL must stay a pinned module, and a
+// bare name left for the page's map must not climb out of the package the map names.
 import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -46,6 +54,34 @@ function splitBare(spec) {
   const parts = spec.split("/");
   const take = spec.startsWith("@") ? 2 : 1;
   return [parts.slice(0, take).join("/"), parts.slice(take).join("/")];
+}
+
+const SEGMENT = /^[A-Za-z0-9._~!$&'()*+,;=:@-]+$/;
+
+// The subpath of a bare import as a path inside its package, or null when it leaves it.
+function cleanSub(sub) {
+  const kept = [];
+  for (const segment of sub.split("/")) {
+    if (segment === "" || segment === ".") continue;
+    if (segment === ".." || !SEGMENT.test(segment)) return null;
+    kept.push(segment);
+  }
+  return kept.join("/");
+}
+
+const dependencies = new Set(job.dependencies || []);
+
+// The module URL a bare import of a dependency (or of the package itself) becomes.
+function externalUrl(pkg, sub) {
+  const base = Object.hasOwn(job.externals, pkg)
+    ? job.externals[pkg]
+    : dependencies.has(pkg)
+      ? `/npm/${pkg}@${job.pending}`
+      : null;
+  if (base === null) return undefined;
+  const clean = cleanSub(sub);
+  if (clean === null) return null;
+  return `${base}${clean ? "/" + clean : ""}/+esm`;
 }
 
 // Named exports of a CommonJS file, following relative re-exports (module.exports = require("./x")).
@@ -95,8 +131,11 @@ const guardPlugin = {
       if (args.pluginData === "checking" || args.kind === "entry-point") return undefined;
       if (/^[^./]/.test(args.path) && !/^[a-z]+:/i.test(args.path)) {
         const [pkg, sub] = splitBare(args.path);
-        if (Object.hasOwn(job.externals, pkg)) {
-          const url = `${job.externals[pkg]}${sub ? "/" + sub : ""}/+esm`;
+        const url = externalUrl(pkg, sub);
+        if (url === null) {
+          return { errors: [{ text: `${args.path} leaves the package ${pkg}` }] };
+        }
+        if (url !== undefined) {
           if (args.kind === "require-call") return { path: url, namespace: "assetgate-require" };
           imports.add(url);
           return { path: url, external: true };
@@ -115,7 +154,10 @@ const guardPlugin = {
       const bare = /^[^./]/.test(args.path) && !/^[a-z]+:/i.test(args.path);
       const missing = found.errors.length || (found.namespace === "file" && !inside(found.path));
       if (bare && missing && (args.kind === "import-statement" || args.kind === "dynamic-import")) {
-        return { path: args.path, external: true };
+        const [pkg, sub] = splitBare(args.path);
+        const clean = cleanSub(sub);
+        if (clean === null) return { errors: [{ text: `${args.path} leaves the package ${pkg}` }] };
+        return { path: clean ? `${pkg}/${clean}` : pkg, external: true };
       }
       if (found.errors.length) return { errors: found.errors };
       if (found.external || found.namespace !== "file") return found;

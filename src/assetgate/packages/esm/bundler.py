@@ -4,11 +4,12 @@ Located once at start (``ASSETGATE_ESM_BUNDLER_DIR``, default ``<python prefix>/
 bundler``, filled by ``python -m assetgate.packages.esm.install``); when it or node is missing,
 ``missing`` says which, and ``+esm`` answers 501 naming it, never an unbundled file.
 
-A build runs on a WorkGate thread (one slot of the CPU door), as its own process group with
-``GOMAXPROCS=1`` (esbuild stays on the one core the slot stands for), an address-space limit
-(``ASSETGATE_ESM_BUILD_MEMORY_BYTES``, inherited by esbuild's process) and a deadline
-(``ASSETGATE_ESM_BUILD_TIMEOUT_S``, and the gate's own); the group is killed at either deadline
-or when the gate's job is stopped.
+A build runs on a thread of the build pool (``esm.pool``, its own door beside the work gate), as
+its own process group with ``GOMAXPROCS=1`` (esbuild stays on the one core the slot stands for),
+an address-space limit (``ASSETGATE_ESM_BUILD_MEMORY_BYTES``, inherited by esbuild's process) and
+a deadline
+(``ASSETGATE_ESM_BUILD_TIMEOUT_S``, and the pool's own); the group is killed at either deadline
+or when the pool's job is stopped (nobody waits for it any more).
 """
 
 from __future__ import annotations
@@ -39,10 +40,11 @@ def default_bundler_dir() -> Path:
 class BuildFailed(Exception):
     """The bundler refused the package: ``line`` is its first error line (no paths of ours)."""
 
-    def __init__(self, line: str, *, no_entry: bool = False) -> None:
+    def __init__(self, line: str, *, no_entry: bool = False, costly: bool = False) -> None:
         super().__init__(line)
         self.line = line
         self.no_entry = no_entry
+        self.costly = costly  # stopped by its memory limit (or crashed): not worth a retry soon
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,8 +52,10 @@ class BuildJob:
     work: Path  # holds node_modules/<name>/ (the package's files)
     name: str
     subpath: str  # "" for the package's entry
-    externals: dict[str, str]  # dependency name -> "/npm/<dep>@<exact>"
+    externals: dict[str, str]  # pinned already (the package itself) -> "/npm/<name>@<exact>"
     out: Path
+    dependencies: tuple[str, ...] = ()  # declared, pinned after the build if imported
+    pending: str = ""  # the token standing for a dependency's version until it is pinned
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,12 +67,14 @@ class Bundler:
     memory_bytes: int
 
     def build(self, job: BuildJob) -> list[str]:
-        """Bundle ``job`` into ``job.out``; the module URLs it imports. Blocking (a gate job)."""
+        """Bundle ``job`` into ``job.out``; the module URLs it imports. Blocking (a pool job)."""
         request = {
             "dir": str(job.work),
             "name": job.name,
             "subpath": job.subpath,
             "externals": job.externals,
+            "dependencies": list(job.dependencies),
+            "pending": job.pending,
             "out": str(job.out),
         }
         env = {
@@ -114,12 +120,14 @@ class Bundler:
         if process.returncode != 0:
             line = err[:MAX_STDERR_BYTES].decode("utf-8", "replace").strip().splitlines()
             first = _scrub(line[0] if line else "", job.work)
-            if process.returncode < 0 or not first or "out of memory" in first.lower():
+            costly = process.returncode < 0 or not first or "out of memory" in first.lower()
+            if costly:
                 first = (
                     f"the bundler stopped (exit {process.returncode}): over"
                     " ASSETGATE_ESM_BUILD_MEMORY_BYTES, or a crash"
                 )
-            raise BuildFailed(first, no_entry=process.returncode == EXIT_NO_ENTRY)
+            no_entry = process.returncode == EXIT_NO_ENTRY
+            raise BuildFailed(first, no_entry=no_entry, costly=costly)
         try:
             imports = json.loads(out)["imports"]
         except (ValueError, KeyError, TypeError) as exc:

@@ -10,6 +10,10 @@ The modules import each other by pinned URL already; the map makes bare names wo
 Each listed package's exported subpaths (``react-dom/client``, ``preact/hooks``) are in the map
 too, where they build. A module importing a package ``ASSETGATE_PACKAGES_ALLOW``/``_DENY`` refuses
 is a 404 naming the package and the setting.
+
+Bounded before the work: each level of the graph is counted before it is built (at most
+``MAX_MODULES`` modules, ``MAX_DEPTH`` levels), and the route gives the whole map a deadline
+(``ASSETGATE_IMPORTMAP_TIMEOUT_S``).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ log = logging.getLogger("assetgate.packages")
 
 MAX_REQUESTED: Final = 32
 MAX_MODULES: Final = 400
+MAX_DEPTH: Final = 32  # import levels below the requested modules
 BUILDS_AT_ONCE: Final = 4
 
 
@@ -201,10 +206,17 @@ async def _walk(
         async with gate:
             return await modules.ensure(ref.name, ref.version, ref.subpath)
 
+    depth = 0
     while level:
+        # Counted before the level is built: a graph too wide or too deep is refused before its
+        # builds, not after them (a chain of 450 modules once ran 100 s of builds first).
         if len(graph) + len(level) > MAX_MODULES:
             expected = f"packages whose import graph has at most {MAX_MODULES} modules"
             raise AppError.bad_param("pkg", expected)
+        if depth > MAX_DEPTH:
+            expected = f"packages whose imports are at most {MAX_DEPTH} levels deep"
+            raise AppError.bad_param("pkg", expected)
+        depth += 1
         built = await asyncio.gather(*(build(ref) for ref in level))
         following: list[ModuleRef] = []
         for ref, module in zip(level, built, strict=True):

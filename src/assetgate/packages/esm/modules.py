@@ -8,9 +8,18 @@ The output is stored under the namespace ``esm`` of the index, keyed by name, ve
 ``<bundler version>/<subpath>``; a new esbuild, lexer or build script builds anew. Beside each
 module its list of imported module URLs is kept, for import maps (``esm.importmap``).
 
+Only the dependencies the module really imports are pinned: the build sees every declared name,
+writes an import of one as ``/npm/<dep>@<token>…`` (a random token per build), and the names it
+used are then resolved, at most ``RESOLVES_AT_ONCE`` at a time, and written into the module (512
+declared dependencies never imported used to cost 512 registry documents). Every import URL of a
+built module is checked to be a pinned module address (no ``..``, ``?``, ``#``, ``%``).
+
 One build per module however many requests arrive together (the ingest single flight in this
-process, a ``flock`` across worker processes). A failure answers 502 naming the package and the
-bundler's first error line, is remembered for a minute, and stores nothing.
+process, a ``flock`` across worker processes); the build runs in the build pool (``esm.pool``)
+and is stopped when nobody waits for it any more. A failure answers 502 naming the package and
+the bundler's first error line, is remembered for a minute, and stores nothing. A build that
+cost its whole deadline or memory is remembered for the package version (``COSTLY_TTL_S``):
+its other subpaths answer the same at once instead of trying again, each for 20 s.
 """
 
 from __future__ import annotations
@@ -20,27 +29,39 @@ import contextlib
 import json
 import logging
 import os
+import secrets
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 import anyio.to_thread
+from cachetools import TTLCache
 
+from assetgate.cpu.workgate import WorkGate
 from assetgate.errors import AppError
-from assetgate.packages.address import is_package_name, is_version_spec
+from assetgate.packages.address import (
+    PackageAddress,
+    is_package_name,
+    is_version_spec,
+    parse_address,
+)
 from assetgate.packages.esm.bundler import BuildFailed, BuildJob, Bundler
 from assetgate.packages.ingest import Packages
 from assetgate.packages.store import FileRow, Store, VersionKey
+from assetgate.packages.versions import is_exact
 
 log = logging.getLogger("assetgate.packages")
 
 DEPENDENCY_FIELDS: Final = ("optionalDependencies", "peerDependencies", "dependencies")
 MAX_MANIFEST_BYTES: Final = 1024 * 1024
-MAX_DEPENDENCIES: Final = 512
+MAX_DEPENDENCIES: Final = 4096  # declared names: only the imported ones are ever fetched
+RESOLVES_AT_ONCE: Final = 8  # registry documents fetched at once for one build's imports
+COSTLY_TTL_S: Final = 600.0  # a build past its deadline or memory, remembered per version
+_UNSAFE_IN_URL: Final = frozenset("?#%\\")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +72,22 @@ class Module:
 
 def module_url(name: str, version: str, subpath: str) -> str:
     return f"/npm/{name}@{version}{'/' + subpath if subpath else ''}/+esm"
+
+
+def is_module_url(url: str, allowed: Iterable[str]) -> bool:
+    """``url`` is ``/npm/<name>@<exact>[/<sub>]/+esm`` for a name in ``allowed``, written the
+    one way ``module_url`` writes it: no dot segment, query, fragment or escape can make the
+    browser load anything but that pinned module."""
+    if any(c in _UNSAFE_IN_URL for c in url) or not url.startswith("/npm/"):
+        return False
+    address = parse_address(url.removeprefix("/npm/"))
+    if not isinstance(address, PackageAddress) or address.module is None:
+        return False
+    return (
+        address.name in allowed
+        and is_exact(address.spec)
+        and module_url(address.name, address.spec, address.module) == url
+    )
 
 
 def dependency_ranges(manifest: Mapping[str, object]) -> dict[str, str]:
@@ -75,10 +112,13 @@ def dependency_ranges(manifest: Mapping[str, object]) -> dict[str, str]:
 
 
 class Modules:
-    def __init__(self, packages: Packages, bundler: Bundler | str) -> None:
+    def __init__(self, packages: Packages, bundler: Bundler | str, builds: WorkGate) -> None:
         self.packages = packages
         self.store: Store = packages.store
         self.bundler = bundler
+        self.builds = builds  # the build pool (``esm.pool``)
+        # (name, version) -> the error of a build that took its whole deadline or memory.
+        self._costly: TTLCache[tuple[str, str], AppError] = TTLCache(4096, COSTLY_TTL_S)
 
     def _bundler(self) -> Bundler:
         if isinstance(self.bundler, str):
@@ -125,27 +165,28 @@ class Modules:
         imports = tuple(i for i in doc.get("imports", ()) if isinstance(i, str))
         return Module(row, imports)
 
-    async def _externals(self, name: str, version: str) -> dict[str, str]:
-        manifest = await self._manifest(name, version)
-        ranges = dependency_ranges(manifest)
-        ranges.pop(name, None)
+    async def _pin(
+        self, where: str, ranges: Mapping[str, str], used: Iterable[str]
+    ) -> dict[str, str]:
+        """The exact version of each dependency the module imports (``used``), a few at a time;
+        a 502 naming the first that cannot be pinned."""
+        gate = asyncio.Semaphore(RESOLVES_AT_ONCE)
 
-        async def pin(dep: str, spec: str) -> tuple[str, str] | None:
-            try:
-                return dep, await self.packages.resolve(dep, spec)
-            except AppError as exc:
-                # Left out: if the code imports it, the bundler names it in the 502.
-                log.info("%s@%s: dependency %s@%s left out (%s)", name, version, dep, spec, exc)
-                return None
+        async def pin(dep: str) -> tuple[str, str]:
+            spec = ranges[dep]
+            async with gate:
+                try:
+                    exact = await self.packages.resolve(dep, spec)
+                except AppError as exc:
+                    raise AppError.upstream(
+                        f"cannot build {where} as an ES module: dependency {dep}@{spec or '*'}:"
+                        f" {exc.message}"
+                    ) from exc
+            if not is_exact(exact):  # a registry's version goes into URLs: no odd characters
+                raise AppError.upstream(f"cannot build {where}: {dep} has no usable version")
+            return dep, exact
 
-        pinned = await asyncio.gather(*(pin(d, s) for d, s in ranges.items()))
-        externals = {
-            dep: f"/npm/{dep}@{exact}"
-            for dep, exact in filter(None, pinned)
-            if is_version_spec(exact)  # a registry's version goes into URLs: no odd characters
-        }
-        externals[name] = f"/npm/{name}@{version}"  # its own other entries: one instance
-        return externals
+        return dict(await asyncio.gather(*(pin(dep) for dep in sorted(set(used)))))
 
     async def manifest(self, name: str, version: str) -> Mapping[str, object]:
         """The stored ``package.json`` of an ingested version ({} when none or unreadable)."""
@@ -164,8 +205,12 @@ class Modules:
 
     async def _build(self, name: str, version: str, subpath: str) -> None:
         bundler = self._bundler()
+        remembered = self._costly.get((name, version))
+        if remembered is not None:
+            raise AppError(remembered.status, remembered.message, headers=remembered.headers)
         await self.packages.ensure_version(name, version)
-        externals = await self._externals(name, version)
+        ranges = dependency_ranges(await self._manifest(name, version))
+        ranges.pop(name, None)
         key: VersionKey = ("esm", name, version)
         lock = self.store.process_lock(("esm", name, f"{version}/{subpath}"))
         await anyio.to_thread.run_sync(lock.__enter__)
@@ -178,19 +223,25 @@ class Modules:
                 if (path := self.store.blob_path(row.blob)) is not None
             }
             started = time.perf_counter()
+            where = f"{name}@{version}{'/' + subpath if subpath else ''}"
+            pending = "pending-" + secrets.token_hex(16)
             with self._work_dir() as work:
-                job = BuildJob(work, name, subpath, externals, work / "out.mjs")
-                try:
-                    imports = await self.packages.gate.run(_lay_out_and_build, bundler, job, files)
-                except BuildFailed as exc:
-                    where = f"{name}@{version}{'/' + subpath if subpath else ''}"
-                    if exc.no_entry:
-                        raise AppError.not_found(f"{where}: {exc.line}") from exc
-                    log.warning("ES module build of %s failed: %s", where, exc.line)
-                    raise AppError.upstream(
-                        f"cannot build {where} as an ES module: {exc.line}"
-                    ) from exc
+                job = BuildJob(
+                    work,
+                    name,
+                    subpath,
+                    {name: f"/npm/{name}@{version}"},  # its own other entries: one instance
+                    work / "out.mjs",
+                    tuple(ranges),
+                    pending,
+                )
+                imports = await self._run(bundler, job, files, (name, version), where)
                 body = await anyio.to_thread.run_sync(job.out.read_bytes)
+            used = {dep for url in imports if (dep := _pending_dep(url, pending)) in ranges}
+            pins = await self._pin(where, ranges, used)
+            body, imports = _pinned(body, imports, pending, pins)
+            if not all(is_module_url(url, {name, *pins}) for url in imports):
+                raise AppError.upstream(f"cannot build {where}: an import is no pinned module")
             await anyio.to_thread.run_sync(self._keep, key, subpath, body, imports)
             log.info(
                 "ES module %s built in %.0f ms (%d bytes)",
@@ -201,6 +252,31 @@ class Modules:
         finally:
             lock.__exit__(None, None, None)
         await anyio.to_thread.run_sync(self.store.evict, key)
+
+    async def _run(
+        self,
+        bundler: Bundler,
+        job: BuildJob,
+        files: Mapping[str, Path],
+        package: tuple[str, str],
+        where: str,
+    ) -> list[str]:
+        """One bundler run in the build pool; a run that cost its whole deadline or memory is
+        remembered for the package version (``COSTLY_TTL_S``)."""
+        try:
+            return await self.builds.run(_lay_out_and_build, bundler, job, files)
+        except BuildFailed as exc:
+            if exc.no_entry:
+                raise AppError.not_found(f"{where}: {exc.line}") from exc
+            log.warning("ES module build of %s failed: %s", where, exc.line)
+            error = AppError.upstream(f"cannot build {where} as an ES module: {exc.line}")
+            if exc.costly:
+                self._costly[package] = error
+            raise error from exc
+        except AppError as exc:
+            if exc.status == 504:  # past ASSETGATE_ESM_BUILD_TIMEOUT_S (not the pool's 503s)
+                self._costly[package] = exc
+            raise
 
     def _keep(self, key: VersionKey, subpath: str, body: bytes, imports: list[str]) -> None:
         module_path, imports_path = self._paths(subpath)
@@ -221,6 +297,24 @@ class Modules:
             yield work
         finally:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _pending_dep(url: str, pending: str) -> str | None:
+    """The dependency an import stands for until it is pinned (``/npm/<dep>@<pending>…``)."""
+    head, found, _ = url.partition(f"@{pending}")
+    return head.removeprefix("/npm/") if found and head.startswith("/npm/") else None
+
+
+def _pinned(
+    body: bytes, imports: list[str], pending: str, pins: Mapping[str, str]
+) -> tuple[bytes, list[str]]:
+    """The module and its import list with every dependency's token replaced by its version."""
+    for dep, exact in pins.items():
+        body = body.replace(f"/npm/{dep}@{pending}".encode(), f"/npm/{dep}@{exact}".encode())
+        imports = [i.replace(f"/npm/{dep}@{pending}", f"/npm/{dep}@{exact}") for i in imports]
+    if pending.encode() in body or any(pending in i for i in imports):
+        raise AppError.upstream("the bundler left an import unpinned")
+    return body, sorted(set(imports))
 
 
 def _lay_out_and_build(bundler: Bundler, job: BuildJob, files: Mapping[str, Path]) -> list[str]:

@@ -239,6 +239,9 @@
     show("bytes-after", passthrough ? `${bytes(blob.size)} (unchanged)` : bytes(Number.isNaN(after) ? blob.size : after));
     show("ratio", headers.get("X-Compression-Ratio") || (passthrough ? "0 % (passed through)" : "–"));
     show("output-format", headers.get("X-Output-Format") || headers.get("Content-Type") || "–");
+    // quality=auto (and max_bytes) say which quality they settled on; auto also its score.
+    show("output-quality", headers.get("X-Output-Quality") || "–");
+    show("output-score", headers.get("X-Output-Score") || "–");
     const server = headers.get("Server-Timing");
     show("time", `${Math.round(elapsed)} ms in the browser${server ? ` (server: ${server})` : ""}`);
     resultFigure.hidden = false;

@@ -1,0 +1,1 @@
+"""The operator's part: ``POST /admin/purge`` (docs/caching.md, "Purge")."""

@@ -1,0 +1,470 @@
+"""SSIMULACRA 2.1, the perceptual metric of libjxl (``tools/ssimulacra2.cc``), in libvips.
+
+A score near 90 is visually lossless, 80 very high quality, 70 high, 50 medium, 30 low
+(libjxl's own scale). It is computed exactly as libjxl does, step for step:
+
+- pixels are sRGB (8-bit in, as every encoder here writes them); alpha is blended onto grey in
+  the encoded sRGB values, twice (backgrounds 0.1 and 0.9) and the worse score is kept, as
+  ``ssimulacra2_main.cc`` does; grey images are spread to three bands;
+- sRGB -> linear by the exact sRGB transfer function; linear -> XYB with libjxl's opsin matrix,
+  bias and cube root (no clamp at zero: sRGB values keep every opsin mix above the bias), then
+  ``MakePositiveXYB`` (X*14+0.42, Y+0.01, B-Y+0.55);
+- six scales, each downsampled 2x2 by box average *in linear RGB* (an odd edge repeats its last
+  row or column), stopping below 8 pixels;
+- libjxl's blur is its recursive Gaussian (Charalampidis 2016, sigma 1.5) with zero outside the
+  image. That IIR filter is fed ``in[n-N-1] + in[n+N-1]`` and its poles lie on the unit circle at
+  ``(2k+1)pi/2N``, so its response cancels after ``2N-1`` samples: it *is* a symmetric FIR
+  kernel of 9 taps (N = 5), computed below from the same constants. Here it runs as a separable
+  float convolution over a zero border. (The ``ssimulacra2`` package on PyPI blurs with a true
+  Gaussian instead and scores libjxl's tank pair 21.16 where libjxl says 17.3985.)
+- SSIM without the luma denominator, the "ringing" and "blurring" edge maps, 1- and 4-norms of
+  each: 108 numbers, libjxl's weights and its final polynomial.
+
+Why libvips, not numpy/scipy: libvips is already the image engine (no new ~40 MB wheel), runs
+every per-pixel step as C over tiles, and computes all 18 map averages of a scale in one pass
+(``stats``). An 800x533 comparison takes ~60 ms of CPU with the reference side precomputed
+(``bench/quality.py --metric``). Checked against libjxl's scores in ``tests/imaging/
+test_ssimulacra2.py`` (its tank crop at four JPEG qualities) and ``bench/quality.py --tank``
+(the full tank pair).
+
+API:
+- ``Reference(image)``: the reference side, computed once (per scale: XYB, its blurred mean and
+  variance terms), for a search that scores many encodes of one image.
+- ``Reference.score(distorted) -> float``; ``ssimulacra2(reference, distorted) -> float``.
+- ``reference_bytes(width, height)``: the memory a ``Reference`` holds, for the memory budget.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+import pyvips
+
+from assetgate.imaging.vips import killable
+
+SCALES: Final = 6
+SIGMA: Final = 1.5
+_C2: Final = 0.0009
+#: Backgrounds an image with alpha is blended onto (libjxl's ssimulacra2_main: the worse wins).
+ALPHA_BACKGROUNDS: Final = (0.1, 0.9)
+
+# libjxl opsin_params.h: the opsin absorbance matrix and its bias.
+_M02, _M00 = 0.078, 0.30
+_M12, _M10 = 0.078, 0.23
+_M20, _M21 = 0.24342268924547819, 0.20476744424496821
+_OPSIN: Final = (
+    (_M00, 1.0 - _M02 - _M00, _M02),
+    (_M10, 1.0 - _M12 - _M10, _M12),
+    (_M20, _M21, 1.0 - _M20 - _M21),
+)
+_BIAS: Final = 0.0037930732552754493
+_CBRT_BIAS: Final = _BIAS ** (1.0 / 3.0)
+# XYB from the cube roots, then MakePositiveXYB, as one affine map.
+_POSITIVE_XYB: Final = ((7.0, -7.0, 0.0), (0.5, 0.5, 0.0), (-0.5, -0.5, 1.0))
+_POSITIVE_OFFSET: Final = (0.42, 0.01 - _CBRT_BIAS, 0.55)
+
+# tools/ssimulacra2.cc Msssim::Score: per channel X, Y, B; per scale; per norm (1, 4): the
+# weights of SSIM, ringing and blurring.
+_WEIGHTS: Final = (
+    0.0, 0.0007376606707406586, 0.0, 0.0, 0.0007793481682867309, 0.0, 0.0,
+    0.0004371155730107379, 0.0, 1.1041726426657346, 0.00066284834129271,
+    0.00015231632783718752, 0.0, 0.0016406437456599754, 0.0, 1.8422455520539298,
+    11.441172603757666, 0.0, 0.0007989109436015163, 0.000176816438078653, 0.0,
+    1.8787594979546387, 10.94906990605142, 0.0, 0.0007289346991508072, 0.9677937080626833,
+    0.0, 0.00014003424285435884, 0.9981766977854967, 0.00031949755934435053,
+    0.0004550992113792063, 0.0, 0.0, 0.0013648766163243398, 0.0, 0.0, 0.0, 0.0, 0.0,
+    7.466890328078848, 0.0, 17.445833984131262, 0.0006235601634041466, 0.0, 0.0,
+    6.683678146179332, 0.00037724407979611296, 1.027889937768264, 225.20515300849274, 0.0, 0.0,
+    19.213238186143016, 0.0011401524586618361, 0.001237755635509985, 176.39317598450694, 0.0,
+    0.0, 24.43300999870476, 0.28520802612117757, 0.0004485436923833408, 0.0, 0.0, 0.0,
+    34.77906344483772, 44.835625328877896, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+    0.0008680556573291698, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0005313191874358747, 0.0,
+    0.00016533814161379112, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0004179171803251336,
+    0.0017290828234722833, 0.0, 0.0020827005846636437, 0.0, 0.0, 8.826982764996862,
+    23.19243343998926, 0.0, 95.1080498811086, 0.9863978034400682, 0.9834382792465353,
+    0.0012286405048278493, 171.2667255897307, 0.9807858872435379, 0.0, 0.0, 0.0,
+    0.0005130064588990679, 0.0, 0.00010854057858411537,
+)  # fmt: skip
+
+
+@cache
+def blur_kernel(sigma: float = SIGMA) -> tuple[float, ...]:
+    """libjxl's ``CreateRecursiveGaussian(sigma)`` as the FIR kernel it amounts to.
+
+    The IIR of component k is ``y[n] = n2_k (x[n-N-1] + x[n+N-1]) - d1_k y[n-1] - y[n-2]``,
+    ``d1_k = -2 cos(w_k)``: its impulse response is ``n2_k sin((t+1) w_k) / sin(w_k)``, and the
+    second input tap cancels it from ``t = 2N`` on because ``2N w_k`` is an odd multiple of pi.
+    Output n then weighs input n+d by ``sum_k n2_k sin((N+d) w_k) / sin(w_k)`` for |d| < N."""
+    radius = float(round(3.2795 * sigma + 0.2546))
+    pi_div_2r = math.pi / (2.0 * radius)
+    omega = (pi_div_2r, 3.0 * pi_div_2r, 5.0 * pi_div_2r)
+    p = (1.0 / math.tan(0.5 * omega[0]), -1.0 / math.tan(0.5 * omega[1]),
+         1.0 / math.tan(0.5 * omega[2]))  # fmt: skip
+    r = (p[0] * p[0] / math.sin(omega[0]), -p[1] * p[1] / math.sin(omega[1]),
+         p[2] * p[2] / math.sin(omega[2]))  # fmt: skip
+    rho = [math.exp(-0.5 * sigma * sigma * w * w) / radius for w in omega]
+    d_13 = p[0] * r[1] - r[0] * p[1]
+    d_35 = p[1] * r[2] - r[1] * p[2]
+    d_51 = p[2] * r[0] - r[2] * p[0]
+    zeta_15, zeta_35 = d_35 / d_13, d_51 / d_13
+    a = ((p[0], p[1], p[2]), (r[0], r[1], r[2]), (zeta_15, zeta_35, 1.0))
+    gamma = (1.0, radius * radius - sigma * sigma, zeta_15 * rho[0] + zeta_35 * rho[1] + rho[2])
+    beta = _solve3(a, gamma)
+    n = int(radius)
+    n2 = [-beta[k] * math.cos(omega[k] * (radius + 1.0)) for k in range(3)]
+    return tuple(
+        sum(n2[k] * math.sin((n + d) * omega[k]) / math.sin(omega[k]) for k in range(3))
+        for d in range(-n + 1, n)
+    )
+
+
+def _solve3(a: Sequence[Sequence[float]], b: Sequence[float]) -> tuple[float, float, float]:
+    """Cramer's rule for the 3x3 system of (53) in libjxl's ``CreateRecursiveGaussian``."""
+
+    def det(m: Sequence[Sequence[float]]) -> float:
+        return (
+            m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
+            - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+            + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
+        )
+
+    whole = det(a)
+    out = []
+    for col in range(3):
+        m = [[b[row] if c == col else a[row][c] for c in range(3)] for row in range(3)]
+        out.append(det(m) / whole)
+    return out[0], out[1], out[2]
+
+
+Plane = npt.NDArray[np.float32]
+
+
+@cache
+def _srgb_lut() -> Plane:
+    """8-bit sRGB code -> linear light plus the opsin bias, as a 256-entry table."""
+    return _to_linear(np.arange(256, dtype=np.float64) / 255.0).astype(np.float32)
+
+
+def _to_linear(v: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """The exact sRGB transfer function, plus the opsin bias.
+
+    Each row of the opsin matrix sums to 1, so adding the bias to every linear value adds it
+    to every opsin mix, and a box average keeps it: one operation fewer per score."""
+    linear = np.where(v <= 0.04045, v / 12.92, ((v + 0.055) / 1.055) ** 2.4)
+    return linear + _BIAS
+
+
+def _xyb(biased: Plane) -> Plane:
+    """Linear RGB (plus bias), planes (3, h, w) -> libjxl's XYB made positive.
+
+    The 3x3 products are written out plane by plane: numpy's ``@`` hands them to BLAS, whose
+    threads spin on a busy machine and cost several times the arithmetic in CPU time."""
+    cubed = _mix(biased, _OPSIN)
+    np.cbrt(cubed, out=cubed)
+    out = _mix(cubed, _POSITIVE_XYB)
+    for row, offset in enumerate(_POSITIVE_OFFSET):
+        out[row] += np.float32(offset)
+    return out
+
+
+def _mix(planes: Plane, matrix: tuple[tuple[float, float, float], ...]) -> Plane:
+    out = np.empty_like(planes)
+    tmp = np.empty_like(planes[0])
+    for row, (a, b, c) in enumerate(matrix):
+        np.multiply(planes[0], np.float32(a), out=out[row])
+        for plane, weight in ((planes[1], b), (planes[2], c)):
+            if weight:
+                np.multiply(plane, np.float32(weight), out=tmp)
+                out[row] += tmp
+    return out
+
+
+#: Rows per block of the blur: three blocks of an 800 px row stay within a core's L2 cache,
+#: which makes the memory-bound passes a third faster than whole planes.
+_BLOCK_ROWS: Final = 64
+
+
+def _blur(planes: Plane) -> Plane:
+    """The recursive Gaussian: separable 9-tap float32 convolution, zero outside the image.
+
+    Band by band through two padded buffers of one band each: the only whole-size allocation
+    is the output (this is most of a score's memory peak)."""
+    kernel = [np.float32(k) for k in blur_kernel()]
+    edge = len(kernel) // 2
+    bands, height, width = planes.shape
+    padded = np.zeros((height, width + 2 * edge), dtype=np.float32)
+    across = np.zeros((height + 2 * edge, width), dtype=np.float32)
+    out = np.empty((bands, height, width), dtype=np.float32)
+    for band in range(bands):
+        padded[:, edge : edge + width] = planes[band]
+        _fir(padded, across[edge : edge + height], kernel, horizontal=True)
+        _fir(across, out[band], kernel, horizontal=False)
+    return out
+
+
+def _fir(src: Plane, out: Plane, kernel: list[np.float32], *, horizontal: bool) -> None:
+    """``out`` = the symmetric kernel run along the rows (``horizontal``) or the columns of
+    ``src``, which has ``edge`` zeros more on both ends of that axis."""
+    edge = len(kernel) // 2
+    width = out.shape[1]
+    pair = np.empty((_BLOCK_ROWS, width), dtype=np.float32)
+    for top in range(0, out.shape[0], _BLOCK_ROWS):
+        bottom = min(out.shape[0], top + _BLOCK_ROWS)
+        block, tmp = out[top:bottom], pair[: bottom - top]
+
+        def tap(offset: int, top: int = top, bottom: int = bottom) -> Plane:
+            if horizontal:
+                return src[top:bottom, edge + offset : edge + offset + width]
+            return src[top + edge + offset : bottom + edge + offset]
+
+        np.multiply(tap(0), kernel[edge], out=block)
+        for d in range(1, edge + 1):
+            np.add(tap(-d), tap(d), out=tmp)
+            tmp *= kernel[edge + d]
+            block += tmp
+
+
+def _downsample(linear: Plane) -> Plane:
+    """2x2 box average; an odd last row/column is averaged with itself, as libjxl clamps."""
+    _, height, width = linear.shape
+    if height % 2 or width % 2:
+        linear = np.pad(linear, ((0, 0), (0, height % 2), (0, width % 2)), mode="edge")
+    out = linear[:, 0::2, 0::2] + linear[:, 0::2, 1::2]
+    out += linear[:, 1::2, 0::2]
+    out += linear[:, 1::2, 1::2]
+    out *= np.float32(0.25)
+    return out
+
+
+def _pixels(image: pyvips.Image) -> npt.NDArray[Any]:
+    """The image's pixels as an (h, w, bands) array (computed inside the job's kill switch)."""
+    dtype = np.uint16 if image.format == "ushort" else np.uint8
+    if image.format not in ("uchar", "ushort"):
+        image = image.cast("uchar")
+    with killable(image) as target:
+        data = target.write_to_memory()
+    return np.frombuffer(data, dtype=dtype).reshape(image.height, image.width, image.bands)
+
+
+def linear_srgb(image: pyvips.Image, background: float) -> Plane:
+    """8- or 16-bit sRGB (grey or colour, with or without alpha) -> planes (3, h, w) of linear
+    light plus the opsin bias. Alpha is blended onto ``background`` (0..1) in the encoded
+    values, as libjxl does."""
+    pixels = _pixels(image)
+    colours = pixels.shape[2] - (1 if image.hasalpha() else 0)
+    if image.hasalpha() or pixels.dtype != np.uint8:
+        top = float(np.iinfo(pixels.dtype).max)
+        values = pixels.astype(np.float32) / np.float32(top)
+        if image.hasalpha():
+            alpha = values[:, :, colours:]
+            values = values[:, :, :colours] * alpha + (1.0 - alpha) * np.float32(background)
+        linear = _to_linear(values).astype(np.float32)
+    else:
+        linear = _srgb_lut()[pixels]
+    planes = np.ascontiguousarray(np.moveaxis(linear[:, :, :colours], 2, 0))
+    if colours == 1:
+        planes = np.repeat(planes, 3, axis=0)
+    return planes
+
+
+@dataclass(frozen=True, slots=True)
+class _Scale:
+    xyb: Plane
+    mu: Plane
+    var: Plane  # blur(xyb * xyb) - mu * mu
+    dev: Plane  # |xyb - mu|
+    edge: Plane  # 1 + |xyb - mu|
+
+
+class _Side:
+    """The reference side blended onto one background: every scale's XYB and its blurs."""
+
+    def __init__(self, linear: Plane) -> None:
+        self.scales: list[_Scale] = []
+        linears = []
+        for index in range(SCALES):
+            # libjxl checks the size before downsampling: the last scale may be under 8.
+            if linear.shape[1] < 8 or linear.shape[2] < 8:
+                break
+            if index:
+                linear = _downsample(linear)
+            linears.append(linear)
+        for index, linear in enumerate(linears):
+            xyb = _xyb(linear)
+            # Only the blurs a score reads (``_needs``); the variance of a channel whose SSIM
+            # is not weighed stays zero.
+            ssim_c, _, _ = _needs(index, len(linears))
+            pick = list(ssim_c)
+            blurred = _blur(np.concatenate([xyb, xyb[pick] * xyb[pick]]))
+            mu = blurred[:3]
+            var = np.zeros_like(xyb)
+            var[pick] = blurred[3:] - mu[pick] * mu[pick]
+            dev = np.abs(xyb - mu)
+            self.scales.append(_Scale(xyb, mu, var, dev, dev + np.float32(1.0)))
+
+    def score(self, distorted: Plane) -> float:
+        norms: list[list[float]] = []
+        linear = distorted
+        count = len(self.scales)
+        for index, ref in enumerate(self.scales):
+            if index:
+                linear = _downsample(linear)
+            norms.append(self._norms(ref, _xyb(linear), _needs(index, count)))
+        return _combine(norms)
+
+    @staticmethod
+    def _norms(ref: _Scale, img2: Plane, needs: _Needs) -> list[float]:
+        """The 18 averages of one scale: 1-norm and 4-norm of SSIM, ringing and blurring per
+        channel, each computed only where libjxl weighs it (``_needs``; 0.0 elsewhere).
+
+        In place where it can be: at 800x533 each temporary is 5 MB."""
+        ssim_c, ring_c, blur_c = needs
+        edge_c = tuple(sorted(set(ring_c) | set(blur_c)))
+        mu_c = tuple(sorted(set(ssim_c) | set(edge_c)))
+        if not mu_c:
+            return [0.0] * 18
+        parts = [img2[list(mu_c)]]
+        if ssim_c:
+            own = img2[list(ssim_c)]
+            parts += [own * own, ref.xyb[list(ssim_c)] * own]
+        blurred = _blur(np.concatenate(parts))
+        mu2 = {c: blurred[i] for i, c in enumerate(mu_c)}
+        means = [0.0] * 18
+        area = img2.shape[1] * img2.shape[2]
+        if ssim_c:
+            k = len(mu_c)
+            pick = list(ssim_c)
+            mu1, m2 = ref.mu[pick], np.stack([mu2[c] for c in ssim_c])
+            s22, s12 = blurred[k : k + len(pick)], blurred[k + len(pick) :]
+            # SSIM' = 1 - (1 - (mu1 - mu2)^2) (2 (s12 - mu1 mu2) + C2) / (var1 + var2 + C2),
+            # in libjxl's order of operations (identical images then score exactly 100).
+            num_s = mu1 * m2
+            np.subtract(s12, num_s, out=num_s)
+            num_s *= np.float32(2.0)
+            num_s += np.float32(_C2)
+            num_m = mu1 - m2
+            num_m *= num_m
+            np.subtract(np.float32(1.0), num_m, out=num_m)
+            denom = m2 * m2
+            np.subtract(s22, denom, out=denom)
+            np.add(ref.var[pick], denom, out=denom)
+            denom += np.float32(_C2)
+            ssim = num_m * num_s
+            ssim /= denom
+            np.subtract(np.float32(1.0), ssim, out=ssim)
+            np.maximum(ssim, np.float32(0.0), out=ssim)
+            _means(ssim, ssim_c, 0, means, area)
+        if edge_c:
+            pick = list(edge_c)
+            # d1 = (1 + |img2 - mu2|) / (1 + |img1 - mu1|) - 1, with one division.
+            d1 = img2[pick] - np.stack([mu2[c] for c in edge_c])
+            np.abs(d1, out=d1)
+            d1 -= ref.dev[pick]
+            d1 /= ref.edge[pick]
+            if blur_c:
+                lost = np.maximum(-d1, np.float32(0.0))
+                rows = [edge_c.index(c) for c in blur_c]
+                _means(lost[rows], blur_c, 6, means, area)
+            if ring_c:
+                np.maximum(d1, np.float32(0.0), out=d1)
+                rows = [edge_c.index(c) for c in ring_c]
+                _means(d1[rows], ring_c, 3, means, area)
+        return means
+
+
+_Needs = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]
+
+
+@cache
+def _needs(scale: int, count: int) -> _Needs:
+    """The channels whose SSIM, ringing and blurring maps libjxl weighs at ``scale`` of
+    ``count`` scales (not zero in ``_WEIGHTS``: about half are zero, among them SSIM of X and B
+    at full size, the most costly blurs). ``Msssim::Score`` walks the weights over the scales
+    there are, so with fewer than 6 the channels read other rows, as here."""
+    ssim: list[int] = []
+    ring: list[int] = []
+    blur: list[int] = []
+    for channel in range(3):
+        base = (channel * count + scale) * 6
+        w = _WEIGHTS[base : base + 6]  # 1-norm: ssim, ring, blur; then the 4-norm's
+        for found, wanted in ((ssim, (w[0], w[3])), (ring, (w[1], w[4])), (blur, (w[2], w[5]))):
+            if any(wanted):
+                found.append(channel)
+    return tuple(ssim), tuple(ring), tuple(blur)
+
+
+def _means(
+    maps: Plane, channels: tuple[int, ...], offset: int, out: list[float], area: int
+) -> None:
+    """The mean and the 4th-power mean (``out[offset + c]``, ``out[9 + offset + c]``) of each
+    plane of ``maps`` (one per channel of ``channels``); pairwise float32 sums, ~1e-6 relative."""
+    flat = maps.reshape(len(channels), area)
+    ones = flat.sum(axis=1) / area
+    squared = flat * flat
+    squared *= squared
+    fourth = squared.sum(axis=1) / area
+    for i, channel in enumerate(channels):
+        out[offset + channel] = float(ones[i])
+        out[9 + offset + channel] = math.sqrt(math.sqrt(float(fourth[i])))
+
+
+def _combine(norms: list[list[float]]) -> float:
+    """The 108 weighted norms -> libjxl's score (``Msssim::Score``)."""
+    total = 0.0
+    i = 0
+    for c in range(3):
+        for means in norms:
+            for n in range(2):
+                # bands: ssim c, artifact c, lost c (1-norm: 0..8), then the same to the 4th.
+                ssim = means[n * 9 + c]
+                ring = means[n * 9 + 3 + c]
+                blur = means[n * 9 + 6 + c]
+                total += _WEIGHTS[i] * abs(ssim)
+                total += _WEIGHTS[i + 1] * abs(ring)
+                total += _WEIGHTS[i + 2] * abs(blur)
+                i += 3
+    total *= 0.9562382616834844
+    total = (
+        2.326765642916932 * total
+        - 0.020884521182843837 * total * total
+        + 6.248496625763138e-05 * total * total * total
+    )
+    if total <= 0:
+        return 100.0
+    return 100.0 - 10.0 * float(total**0.6276336467831387)
+
+
+class Reference:
+    """The reference side of SSIMULACRA2 for one image, computed once for many scores."""
+
+    def __init__(self, image: pyvips.Image) -> None:
+        if image.width < 8 or image.height < 8:
+            raise ValueError("SSIMULACRA2 needs at least 8x8 pixels")
+        self.width, self.height = image.width, image.height
+        backgrounds = ALPHA_BACKGROUNDS if image.hasalpha() else (0.5,)
+        self._sides = [(bg, _Side(linear_srgb(image, bg))) for bg in backgrounds]
+        self._alpha = image.hasalpha()
+
+    def score(self, distorted: pyvips.Image) -> float:
+        if (distorted.width, distorted.height) != (self.width, self.height):
+            raise ValueError("the distorted image must have the reference's size")
+        if self._alpha and not distorted.hasalpha():
+            distorted = distorted.bandjoin_const([255])
+        return min(side.score(linear_srgb(distorted, bg)) for bg, side in self._sides)
+
+
+def ssimulacra2(reference: pyvips.Image, distorted: pyvips.Image) -> float:
+    return Reference(reference).score(distorted)
+
+
+def reference_bytes(width: int, height: int, alpha: bool) -> int:
+    """Memory a ``Reference`` holds: per background, 4 float images of 3 bands at scale 1
+    (XYB, mean, variance, edge) and a third more for the smaller scales."""
+    per_side = width * height * 3 * 4 * 4 * 4 // 3
+    return per_side * (2 if alpha else 1)
