@@ -24,8 +24,9 @@ while assetgate resizes to 267 rows, so the outputs would differ by a fraction o
 * ``assetgate serve --workers 1`` with ``ASSETGATE_RESULT_CACHE_BYTES=0``: every request renders
   (the cold path; the on-disk result cache would otherwise answer repeats);
 * ``bench/peer_sharp.mjs``: ``sharp.concurrency(1)``, libuv pool ``UV_THREADPOOL_SIZE`` = cores,
-  JPEG with Huffman optimisation and 4:2:0 chroma (no mozjpeg), WebP at the same effort. sharp is
-  installed by this script with npm into ``bench/.work/sharp`` (git-ignored).
+  JPEG with Huffman optimisation, 4:2:0 chroma and quantisation table 2 (assetgate's JPEG
+  options, ``imaging.encode.JPEG_OPTIONS``; no other mozjpeg preset), WebP at the same effort.
+  sharp is installed by this script with npm into ``bench/.work/sharp`` (git-ignored).
 
 Load is ``wrk`` with 4 keep-alive connections. Within a round the two servers alternate, and the
 order flips every round, so a burst of someone else's work on a shared machine hits both sides.
