@@ -7,6 +7,7 @@ the hot lane may replay — so adding a part is one line in ``PARTS`` (docs/arch
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
@@ -27,12 +28,15 @@ from assetgate.operations.health import Check, readiness, redis_ping, storage_ch
 from assetgate.operations.metrics import CONTENT_TYPE, Metrics, exposition
 from assetgate.operations.observe import Interfaces, Observe
 from assetgate.operations.upstreams import CountingClient, UpstreamNames
+from assetgate.optimizer.openapi import with_configured_params
+from assetgate.optimizer.presets import load_presets
 from assetgate.optimizer.routes import PART as OPTIMIZER
 from assetgate.packages.routes import PART as PACKAGES
 from assetgate.part import Part
 from assetgate.resources import Resources, resources
 from assetgate.serving.hotlane import HotLane, HotLaneApp
 from assetgate.settings import Settings
+from assetgate.sources.buckets import round_trip_check
 from assetgate.ui.routes import PART as UI
 from assetgate.web.controlchars import RefuseControlCharacters
 from assetgate.web.edgebucket import EdgeBucketCheck
@@ -42,6 +46,8 @@ from assetgate.web.responses import on_app_error, on_http_exception, on_unexpect
 from assetgate.web.routegroup import grouped
 from assetgate.web.urllimit import UrlLimit
 from assetgate.whois.routes import PART as WHOIS
+
+log = logging.getLogger("assetgate")
 
 # The optimizer's catch-all "/{path}" route must come last.
 PARTS: tuple[Part, ...] = (PACKAGES, CONVERT, WHOIS, UI, ADMIN, OPTIMIZER)
@@ -117,13 +123,41 @@ def degrading_checks(res: Resources) -> dict[str, Check]:
     """Remote sources and the shared result store: named with their state, never a 503."""
     checks = res.mounts.checks()
     if res.result_store is not None:
-        checks["result_store"] = res.result_store.check
+        store = res.result_store.store
+        checks["result_store"] = lambda: round_trip_check(store)
     return checks
+
+
+async def log_bucket_problems(res: Resources) -> None:
+    """At start, each bucket asked once: a wrong name or addressing is one warning line now,
+    not a silent 404 for every file later."""
+    checks = res.mounts.checks(kinds=("s3",))  # origins are asked for files only
+    if res.result_store is not None:
+        store = res.result_store.store
+        checks["result_store"] = lambda: round_trip_check(store)
+    if not checks:
+        return
+    _, body = await readiness({}, checks)
+    outcome = body["checks"]
+    assert isinstance(outcome, dict)
+    for name in body.get("degraded", []):  # type: ignore[attr-defined]
+        log.warning("%s: %s", name, outcome[name])
+
+
+def _preset_names(settings: Settings) -> list[str]:
+    try:
+        return list(load_presets(settings.presets))
+    except ValueError:  # reported by the preflight, and by the optimizer's lifespan
+        return []
 
 
 def create_app(settings: Settings, parts: Sequence[Part] = PARTS) -> Starlette:
     """The service with ``parts`` (a catch-all part last)."""
-    document = make_document(part.openapi for part in parts)
+    document = with_configured_params(
+        make_document(part.openapi for part in parts),
+        presets=_preset_names(settings),
+        signed=bool(settings.signing_keys),
+    )
 
     async def openapi(request: Request) -> Response:
         return JSONResponse(document)
@@ -161,6 +195,7 @@ def create_app(settings: Settings, parts: Sequence[Part] = PARTS) -> Starlette:
             state: dict[str, object] = {"resources": res, "metrics": res.metrics}
             for part in parts:
                 state[part.name] = await stack.enter_async_context(part.lifespan(res))
+            await log_bucket_problems(res)
             yield state
 
     routes: list[BaseRoute] = [

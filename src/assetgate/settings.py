@@ -6,15 +6,27 @@ field must appear in docs/configuration.md; ``tests/test_docs.py`` checks that.
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 import limits
-from pydantic import AliasChoices, Field, SecretStr, ValidationInfo, field_validator
+from pydantic import (
+    AliasChoices,
+    BeforeValidator,
+    Field,
+    SecretStr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from assetgate.machine import render_budget, usable_memory
 
 DEMO_ROOT = Path(__file__).parent / "demo"
 #: Old variable -> the one that replaced it; the old name is still read for one release, and
@@ -48,6 +60,52 @@ def _default_render_workers() -> int:
     hand-offs between its threads leave a core idle now and then; a third thread on 2 cores keeps
     both busy at the same CPU per render (docs/benchmarks.md: +2-3.5 % renders/s)."""
     return (os.cpu_count() or 1) + 1
+
+
+#: Derived from the memory the process may use when not set (``assetgate.machine``).
+DERIVED_MEMORY = ("render_memory_bytes", "render_job_memory_bytes")
+
+
+def _text_or_none(value: object) -> object:
+    """A path object as text; empty text as unset (``ASSETGATE_WHOIS_SERVERS=``)."""
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, str) and not value.strip():
+        return None
+    return value
+
+
+#: A JSON setting: the JSON itself (text starting with ``{`` or ``[``) or the path of a file
+#: holding it; ``json_text`` reads either.
+JsonSetting = Annotated[str | None, BeforeValidator(_text_or_none), NoDecode]
+
+
+def is_inline_json(value: str | os.PathLike[str]) -> bool:
+    return isinstance(value, str) and value.lstrip().startswith(("{", "["))
+
+
+def json_text(value: str | os.PathLike[str]) -> str:
+    """The JSON a setting holds: the value itself when inline, else the text of the file it
+    names; ValueError naming the whole path (never only its last part) when that cannot be read."""
+    if isinstance(value, str) and is_inline_json(value):
+        return value
+    path = Path(value).expanduser()
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror or type(exc).__name__}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"cannot read {path}: not UTF-8 text") from None
+
+
+def json_value(value: str | os.PathLike[str]) -> object:
+    """``json_text`` parsed; ValueError saying where the JSON is broken."""
+    text = json_text(value)
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        where = "" if is_inline_json(value) else f"{Path(value).expanduser()}: "
+        raise ValueError(f"{where}not JSON ({exc})") from None
 
 
 def _split_csv(value: object) -> object:
@@ -115,7 +173,7 @@ class Settings(BaseSettings):
     max_jpeg_scans: int = Field(default=100, ge=1)
     # images for the modern web (issue 25; docs/optimizer.md "Extensions")
     auto_formats: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["webp"])
-    watermarks: str = ""  # JSON, checked against the root at start (optimizer.watermarks)
+    watermarks: JsonSetting = None  # JSON or its file, checked against the root at start
 
     # --- package library (B) ------------------------------------------------------------------
     store: Path = Field(default_factory=_default_store)
@@ -160,8 +218,8 @@ class Settings(BaseSettings):
     convert_max_growth: float = Field(default=20.0, ge=0)  # x the upload, past 1 MiB; 0: off
 
     # --- whois (D) ----------------------------------------------------------------------------
-    whois_servers: Path | None = None
-    rdap_bootstrap: Path | None = None
+    whois_servers: JsonSetting = None
+    rdap_bootstrap: JsonSetting = None
     whois_restricted_tlds: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: ["edu", "mil"]
     )
@@ -188,14 +246,15 @@ class Settings(BaseSettings):
     body_min_rate: int = Field(default=1024, ge=0)  # bytes per second after the grace; 0: off
     body_grace_s: float = Field(default=10.0, gt=0)
     signing_keys: Annotated[list[str], NoDecode] = Field(default_factory=list, repr=False)
-    presets: Path | None = None
+    presets: JsonSetting = None
     allowed_widths: Annotated[list[int], NoDecode] = Field(default_factory=list)
 
     # --- reliability: deadlines, cost-aware door ----------------------------------------------
     render_timeout_s: float = Field(default=30.0, gt=0)
     render_queue_wait_s: float = Field(default=10.0, gt=0)
-    render_memory_bytes: int = Field(default=256 * 1024 * 1024, ge=0)
-    render_job_memory_bytes: int = Field(default=512 * 1024 * 1024, ge=0)
+    # Unset: derived from the memory the process may use (``_derive_memory``, assetgate.machine).
+    render_memory_bytes: int = Field(default=0, ge=0)
+    render_job_memory_bytes: int = Field(default=0, ge=0)
 
     # --- pages and command line ---------------------------------------------------------------
     ui_file_listing: bool = True
@@ -203,7 +262,8 @@ class Settings(BaseSettings):
     # --- sources in object storage and on origins, results shared by every node ---------------
     sources: Annotated[dict[str, str], NoDecode] = Field(default_factory=dict)
     s3_endpoint_url: str | None = None  # None: AWS_ENDPOINT_URL, else the AWS default
-    s3_path_style: bool = False
+    # None: path-style whenever a custom endpoint is set (SeaweedFS, MinIO), else virtual-hosted.
+    s3_path_style: bool | None = None
     origin_allow_private: bool = False
     # Every remote read (origin, bucket, the result store): ASSETGATE_ORIGIN_*_TIMEOUT_S, the
     # names before they covered buckets and the store, are read for one release (RENAMED).
@@ -244,6 +304,21 @@ class Settings(BaseSettings):
     cloudfront_purge_url: str | None = "https://cloudfront.amazonaws.com"
     cloudfront_distribution: str | None = None
     edge_revalidate_s: int = Field(default=0, ge=0, le=86400)  # nginx's X-Accel-Expires; 0: off
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derive_memory(cls, data: Any) -> Any:
+        """The render budgets the operator did not set, from the memory this process may use
+        and the worker processes sharing it (an unusable ASSETGATE_WORKERS counts as one; its
+        own error is reported)."""
+        if not isinstance(data, dict) or all(name in data for name in DERIVED_MEMORY):
+            return data
+        try:
+            workers = max(1, int(data.get("workers", 1)))
+        except (TypeError, ValueError):
+            workers = 1
+        budget = render_budget(usable_memory(), workers)
+        return {name: budget for name in DERIVED_MEMORY} | data
 
     @field_validator("rate_limit")
     @classmethod
@@ -324,14 +399,11 @@ class Settings(BaseSettings):
     @field_validator("sources", mode="before")
     @classmethod
     def _mounts(cls, value: object) -> object:
-        """``{"prefix/": "s3://bucket/prefix", "": "/srv/images"}`` as JSON text."""
+        """``{"prefix/": "s3://bucket/prefix", "": "/srv/images"}``, inline or in a file."""
+        if isinstance(value, os.PathLike):
+            value = os.fspath(value)
         if isinstance(value, str):
-            try:
-                value = json.loads(value) if value.strip() else {}
-            except json.JSONDecodeError as exc:
-                raise ValueError(
-                    f"expected a JSON object of path prefix -> source: {exc}"
-                ) from None
+            value = json_value(value) if value.strip() else {}
         if not isinstance(value, dict):
             raise ValueError("expected a JSON object of path prefix -> source")
         return {
@@ -364,8 +436,24 @@ class Settings(BaseSettings):
     def _existing_directory(cls, value: Path | None) -> Path | None:
         """Checked here so a wrong path stops the server at start, not every upload with a 500."""
         if value is not None and not value.is_dir():
-            raise ValueError(f"expected an existing directory, got {str(value)!r}")
+            raise ValueError("expected an existing directory")
         return value
+
+    @field_validator("watermarks", "whois_servers", "rdap_bootstrap", "presets")
+    @classmethod
+    def _json(cls, value: str | None) -> str | None:
+        """Readable and JSON, checked here; what the JSON means is checked by its part at start."""
+        if value is not None:
+            json_value(value)
+        return value
+
+    def path_style(self, endpoint: str | None) -> bool:
+        """Path-style addressing (``endpoint/bucket/key``) unless ``ASSETGATE_S3_PATH_STYLE``
+        says otherwise: whenever a custom endpoint is set (what MinIO and SeaweedFS expect, and
+        what boto3 picks for an IP endpoint), virtual-hosted on AWS itself."""
+        if self.s3_path_style is not None:
+            return self.s3_path_style
+        return endpoint is not None
 
     @field_validator(
         "disabled_codecs",
@@ -423,6 +511,24 @@ class Settings(BaseSettings):
         if any(not 1 <= width <= 50_000 for width in value):
             raise ValueError("expected widths within 1..50000")
         return sorted(set(value))
+
+
+def known_names() -> list[str]:
+    """Every variable assetgate reads: the fields' names and the old names still read."""
+    return [f"ASSETGATE_{name.upper()}" for name in Settings.model_fields] + list(RENAMED)
+
+
+def unknown_names(environ: Mapping[str, str] | None = None) -> list[tuple[str, str | None]]:
+    """``ASSETGATE_*`` variables no setting reads (a typo is otherwise silently ignored), each
+    with the closest known name, or None when none is close."""
+    env = os.environ if environ is None else environ
+    known = known_names()
+    found = []
+    for name in sorted(env):
+        if name.startswith("ASSETGATE_") and name not in known:
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+            found.append((name, close[0] if close else None))
+    return found
 
 
 def renamed_in_use(environ: dict[str, str] | None = None) -> list[tuple[str, str]]:

@@ -92,3 +92,18 @@ def test_a_malformed_url_is_one_line() -> None:
     assert result.returncode == 1
     assert len(result.stderr.splitlines()) == 1
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(("given", "ready", "asked"), [
+    ("/healthz", False, "/healthz"),
+    ("/readyz", False, "/readyz"),
+    ("/healthz", True, "/readyz"),
+    ("", True, "/readyz"),
+])  # fmt: skip
+def test_the_probe_url_itself_is_accepted(
+    server: Served, given: str, ready: bool, asked: str
+) -> None:
+    """Issue 36: --url http://host:8080/healthz asked /healthz/healthz (a 404)."""
+    result = run_cli("health", *(["--ready"] if ready else []), "--url", server.base + given)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"healthy: {server.base}{asked} 200 ")

@@ -63,4 +63,8 @@ def test_a_bad_preset_file_stops_serve_in_one_line(tmp_path: Path, text: str, re
 def test_a_missing_preset_file_stops_serve(tmp_path: Path) -> None:
     result = run_cli("serve", env={"ASSETGATE_PRESETS": str(tmp_path / "none.json")})
     assert result.returncode == 2
-    assert result.stderr.startswith("assetgate: ASSETGATE_PRESETS: cannot read none.json")
+    missing = tmp_path / "none.json"
+    assert (
+        result.stderr
+        == f"assetgate: ASSETGATE_PRESETS: cannot read {missing}: No such file or directory\n"
+    )

@@ -77,6 +77,9 @@ http {{
 """
 
 
+SITE_CSS = "body {\n  color: red;\n}\n" * 200  # large enough that gzip is worth it
+
+
 @contextmanager
 def run_edge(tmp: Path, **env: str) -> Iterator[Edge]:
     """Redis, two ``assetgate serve`` (settings ``env``) and nginx in front; all stopped after."""
@@ -87,6 +90,7 @@ def run_edge(tmp: Path, **env: str) -> Iterator[Edge]:
     root.mkdir()
     (root / "photo.jpg").write_bytes(jpeg(640, 480))
     (root / "metrics.jpg").write_bytes(jpeg(64, 48))  # a file, not the operator's endpoint
+    (root / "site.css").write_text(SITE_CSS)
     with ExitStack() as stack:
         redis = RedisServer(redis_binary, pick_port(), tmp)
         redis.start()

@@ -79,10 +79,20 @@ def ca_bundle() -> str:
     return bundle
 
 
+def npm_registry() -> str:
+    """This machine's npm registry, handed to the build as NPM_REGISTRY (never written here)."""
+    npm = shutil.which("npm")
+    assert npm is not None, "npm is needed to name the registry the build installs esbuild from"
+    done = subprocess.run([npm, "config", "get", "registry"], capture_output=True, text=True,
+                          timeout=60, check=True)  # fmt: skip
+    return done.stdout.strip()
+
+
 def build_image(base: str, log: Path) -> str:
     run(
         ["buildah", "bud", "--isolation", "chroot", "--format", "docker", "--layers",
          "--secret", f"id=ca,src={ca_bundle()}", "--build-arg", f"BASE={base}",
+         "--build-arg", f"NPM_REGISTRY={npm_registry()}",
          "-f", str(CONTAINERFILE), "-t", IMAGE, str(REPO)],
         log,
         1500,

@@ -13,9 +13,9 @@ from typing import Any
 
 import jsonschema
 import pytest
-import yaml
 
 from assetgate.settings import Settings
+from tests.deploy.compose_file import load
 from tests.serve_process import run_cli
 
 pytestmark = pytest.mark.slow  # compose: the image the Containerfile builds
@@ -26,13 +26,16 @@ COMPOSE = DEPLOY / "compose.yaml"
 SCHEMA = Path(__file__).parent / "compose_spec" / "compose-spec.json"
 NODES = ("node-a", "node-b")
 AWS = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION"}
-INTERPOLATED = {"S3_ACCESS_KEY", "S3_SECRET_KEY", "RESULT_STORE_KEY", "ASSETGATE_SITE"}
+INTERPOLATED = {
+    "S3_ACCESS_KEY", "S3_SECRET_KEY", "ASSETGATE_SITE", "RESULT_STORE_KEY", "BACKEND_SUBNET",
+    "EDGE_ADDRESS",
+}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
 def compose() -> dict[str, Any]:
-    loaded: dict[str, Any] = yaml.safe_load(COMPOSE.read_text())
-    return loaded
+    """The file as Compose reads it with no variable set: every ``${VAR:-default}`` its default."""
+    return load({})
 
 
 def containerfile() -> dict[str, Any]:
@@ -62,12 +65,14 @@ def test_the_schema_check_can_fail(compose: dict[str, Any]) -> None:
 
 def test_the_nodes_run_the_image_the_containerfile_builds(compose: dict[str, Any]) -> None:
     docs = (REPO / "docs" / "deploying.md").read_text()
+    build = compose["services"]["node-a"]["build"]
+    assert (DEPLOY / build["context"] / build["dockerfile"]).resolve() == DEPLOY / "Containerfile"
+    # One build of one tag: node-b runs what node-a built and never pulls it.
+    assert "build" not in compose["services"]["node-b"]
+    assert compose["services"]["node-b"]["pull_policy"] == "never"
     for name in NODES:
         node = compose["services"][name]
-        build = node["build"]
-        assert (DEPLOY / build["context"] / build["dockerfile"]).resolve() == (
-            DEPLOY / "Containerfile"
-        )
+        assert node["image"] == compose["services"]["node-a"]["image"]
         assert f"-t {node['image']} " in docs  # the documented build command tags this image
         assert node["healthcheck"]["test"] == ["CMD", "assetgate", "health"]
     assert run_cli("health", "--help").returncode == 0
@@ -142,8 +147,24 @@ def test_every_volume_exists(compose: dict[str, Any]) -> None:
             assert service["tmpfs"] == ["/tmp"]
     assert used == declared  # each named volume declared, each declared one used
     template = mount(compose["services"]["nginx"]["volumes"][0])[1]
-    assert template.startswith("/etc/nginx/templates/")
-    assert template.endswith(".template")
+    # The official image renders templates/NAME.template into conf.d/NAME: as default.conf it
+    # replaces the stock site that answered http://localhost:8080/ with nginx's welcome page.
+    assert template == "/etc/nginx/templates/default.conf.template"
+
+
+def test_the_result_store_key_is_long_enough(compose: dict[str, Any]) -> None:
+    for name in NODES:
+        key = compose["services"][name]["environment"]["ASSETGATE_RESULT_STORE_KEY"]
+        assert len(key) >= 32
+    given = load({"RESULT_STORE_KEY": "k" * 40})
+    assert given["services"]["node-b"]["environment"]["ASSETGATE_RESULT_STORE_KEY"] == "k" * 40
+
+
+def test_the_nodes_address_seaweedfs_path_style(compose: dict[str, Any]) -> None:
+    for name in NODES:
+        env = compose["services"][name]["environment"]
+        settings = Settings(s3_path_style=env["ASSETGATE_S3_PATH_STYLE"])
+        assert settings.path_style(env["ASSETGATE_S3_ENDPOINT_URL"]) is True
 
 
 def test_every_variable_exists(compose: dict[str, Any]) -> None:

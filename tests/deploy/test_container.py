@@ -235,3 +235,21 @@ def test_the_build_secret_and_build_tools_stay_out_of_the_image(served: Running)
     found = result.stdout.splitlines()
     assert [line for line in found if line.startswith("found")] == []
     assert int(found[-1]) > 0  # Debian's own store is there (ca-certificates)
+
+
+def test_the_image_carries_node_esbuild_and_its_npm_registry(served: Running) -> None:
+    """Issue 36 item 3: /npm/ files were 502 (no registry: the image has no npm) and +esm 501
+    (no node, no esbuild). The bundler is found, and the registry the build's npm used is the
+    one in force, said at start."""
+    probe = (
+        "from assetgate.packages.esm.bundler import locate; "
+        "found = locate(None, 'node', 20, 2 << 30); "
+        "print(found if isinstance(found, str) else found.version)"
+    )
+    command = [*ctr.run_args(served.container, env={}, volumes={}), "python3", "-c", probe]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert result.stdout.startswith("esbuild-0.28.2+cjs-module-lexer-"), result.stdout
+    log = served.log.read_text()
+    registry = ctr.npm_registry().rstrip("/") + "/"
+    assert f"npm registry {registry} (from recorded at install in " in log
+    assert "no npm registry is configured" not in log

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.deploy.conftest import FRESH_S, RATE_LIMIT, Edge, run_edge
+from tests.deploy.conftest import FRESH_S, RATE_LIMIT, SITE_CSS, Edge, run_edge
 from tests.imaging.factory import jpeg
 
 pytestmark = pytest.mark.slow  # nginx in front of two servers and Redis
@@ -257,6 +257,24 @@ def test_a_spelling_the_edge_reads_otherwise_is_never_kept(edge: Edge) -> None:
     assert victim.headers["content-type"] == "image/jpeg"
     assert victim.headers["x-cache-status"] == "MISS"
     assert get(edge, target, JPEG_ONLY).headers["x-cache-status"] == "HIT"
+
+
+def test_a_gzipped_answer_reaches_only_clients_that_accept_gzip(edge: Edge) -> None:
+    """The cache key once ignored Accept-Encoding (and nginx ignores Vary), so the first client's
+    ``compress=1`` answer, gzipped, was kept and replayed to a client that cannot decode it. The
+    edge now hands assetgate a normalised Accept-Encoding and keys on the same value."""
+    target = "/site.css?compress=1"
+    for _ in range(2):  # a miss, then the kept copy
+        zipped = httpx.get(f"{edge.url}{target}", headers={"Accept-Encoding": "gzip"}, timeout=30)
+        assert zipped.headers["content-encoding"] == "gzip"
+        assert zipped.text == SITE_CSS  # httpx decoded it
+    for spelling in ("identity", "br", "gzip;q=0, br", "*;q=0.5"):
+        plain = httpx.get(f"{edge.url}{target}", headers={"Accept-Encoding": spelling}, timeout=30)
+        assert "content-encoding" not in plain.headers, spelling
+        assert plain.content == SITE_CSS.encode()
+    odd = httpx.get(f"{edge.url}{target}", headers={"Accept-Encoding": "GZip ; q=0.5"}, timeout=30)
+    assert odd.headers["content-encoding"] == "gzip"
+    assert odd.headers["x-cache-status"] == "HIT"  # the same bucket as plain "gzip"
 
 
 UPLOAD_HEAD = (

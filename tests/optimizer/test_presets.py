@@ -66,8 +66,17 @@ def test_a_bad_preset_file_says_why(text: str, reason: str) -> None:
         parse_presets(text)
 
 
-def test_an_unreadable_file_names_no_directory(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match=r"cannot read presets\.json") as caught:
-        load_presets(tmp_path / "secret" / "presets.json")
-    assert "secret" not in str(caught.value)
+def test_an_unreadable_file_is_named_by_its_whole_path(tmp_path: Path) -> None:
+    """Issue 36: "cannot read presets.json" left the operator guessing which directory."""
+    missing = tmp_path / "secret" / "presets.json"
+    with pytest.raises(ValueError, match="cannot read ") as caught:
+        load_presets(missing)
+    assert str(caught.value) == f"cannot read {missing}: No such file or directory"
     assert load_presets(None) == {}
+
+
+def test_presets_are_accepted_inline_as_in_a_file(tmp_path: Path) -> None:
+    text = '{"thumb": {"width": 200, "format": "webp"}}'
+    (tmp_path / "presets.json").write_text(text)
+    assert load_presets(text) == load_presets(str(tmp_path / "presets.json"))
+    assert load_presets(text)["thumb"]["width"] == "200"

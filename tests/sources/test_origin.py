@@ -101,9 +101,12 @@ async def test_a_private_address_is_refused_unless_allowed(
             ready = await client.get("/readyz")
         assert answer.status_code == 502
         assert answer.json()["error"] == (
-            "source /: refused: it resolves to a private or reserved address"
+            "source /: refused: it resolves to a private or reserved address "
+            "(ASSETGATE_ORIGIN_ALLOW_PRIVATE=true allows it)"
         )
-        assert ready.json()["checks"]["source /"] == "refused (address not allowed)"
+        assert ready.json()["checks"]["source /"] == (
+            "refused (address not allowed: ASSETGATE_ORIGIN_ALLOW_PRIVATE)"
+        )
         assert "127.0.0.1" not in answer.text + ready.text
     assert origin.hits == []
 
@@ -120,6 +123,7 @@ async def test_ipv6_forms_of_loopback_are_refused_before_any_connection(
     assert answer.status_code == 502
     assert answer.json()["error"] == (
         "source /: refused: it resolves to a private or reserved address"
+        " (ASSETGATE_ORIGIN_ALLOW_PRIVATE=true allows it)"
     )
 
 

@@ -135,7 +135,7 @@ def s3_store(bucket: str, prefix: str, settings: Settings) -> S3Store:
     addressing style and the deadlines are the settings' (one place for sources, the result store
     and ``assetgate optimize s3://…``)."""
     endpoint = settings.s3_endpoint_url or os.environ.get("AWS_ENDPOINT_URL") or None
-    path_style = settings.s3_path_style
+    path_style = settings.path_style(endpoint)
     connect_timeout_s = settings.source_connect_timeout_s
     timeout_s = settings.source_read_timeout_s
     options: dict[str, object] = dict(file_credentials())

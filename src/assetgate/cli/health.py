@@ -27,8 +27,8 @@ def add_parser(sub: Any) -> None:
     )
     health.add_argument(
         "--url",
-        help="the server's base URL (default: http://ASSETGATE_HOST:ASSETGATE_PORT, "
-        "loopback for a wildcard host)",
+        help="the server's base URL, or its /healthz or /readyz URL itself (default: "
+        "http://ASSETGATE_HOST:ASSETGATE_PORT, loopback for a wildcard host)",
     )
     health.add_argument("--ready", action="store_true", help="ask /readyz instead of /healthz")
     health.add_argument(
@@ -45,9 +45,21 @@ def default_base() -> str:
     return f"http://{f'[{host}]' if ':' in host else host}:{port}"
 
 
+def probe_url(given: str | None, ready: bool) -> str:
+    """The URL to ask: a base URL gets /healthz (/readyz with ``--ready``) appended; a probe URL
+    itself (``…/healthz`` or ``…/readyz``, what a load balancer is configured with) is taken as
+    it is, or swapped for the other probe when ``--ready`` says so."""
+    base = (given or default_base()).rstrip("/")
+    for probe in ("/healthz", "/readyz"):
+        if base.endswith(probe):
+            base = base.removesuffix(probe)
+            if given is not None and not ready:
+                return f"{base}{probe}"
+    return f"{base}/readyz" if ready else f"{base}/healthz"
+
+
 def run(args: argparse.Namespace) -> int:
-    base = (args.url or default_base()).rstrip("/")
-    url = f"{base}/readyz" if args.ready else f"{base}/healthz"
+    url = probe_url(args.url, args.ready)
     ok, line = check(url, args.timeout)
     print(line, file=sys.stdout if ok else sys.stderr)
     return 0 if ok else 1

@@ -31,6 +31,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from assetgate.cache import s3_store
+from assetgate.cli.preflight import directory_problem, problems
 from assetgate.cli.settings_errors import load_settings
 from assetgate.errors import AppError
 from assetgate.imaging import vips
@@ -43,6 +44,7 @@ from assetgate.optimizer.spec import parse_spec
 from assetgate.optimizer.watermark_images import checker
 from assetgate.optimizer.watermarks import NO_WATERMARKS, Watermarks, parse_watermarks
 from assetgate.settings import Settings
+from assetgate.sources.buckets import store_problem
 from assetgate.web.paths import clean_relative
 
 IMAGE_PARAMS: Final = tuple(param for param in PARAMS if param.image)
@@ -141,14 +143,6 @@ def run(args: argparse.Namespace) -> int:
         settings = load_settings({}, {})
         for variant in variants:
             parse_spec(variant, AutoQuality.from_settings(settings))
-        watermarks = parse_watermarks(
-            settings.watermarks,
-            os.path.realpath(str(settings.root)),
-            checker(DecodeLimits.from_settings(settings)),
-        )
-    except ValueError as exc:  # ASSETGATE_WATERMARKS names files under ASSETGATE_ROOT
-        print(f"assetgate: ASSETGATE_WATERMARKS: {exc}", file=sys.stderr)
-        return 2
     except AppError as exc:
         name = exc.param or "srcset"
         text = exc.message.removeprefix(f"{exc.param}: ") if exc.param else exc.message
@@ -157,12 +151,21 @@ def run(args: argparse.Namespace) -> int:
     except SystemExit as exc:
         print(exc.code, file=sys.stderr)
         return 2
+    found = problems(settings) or _run_problems(args, query, settings)
+    if found:  # one line each, before any work (never one failure per file)
+        print("\n".join(found), file=sys.stderr)
+        return 2
+    watermarks = parse_watermarks(  # checked by the preflight: cannot fail here
+        settings.watermarks,
+        os.path.realpath(str(settings.root)),
+        checker(DecodeLimits.from_settings(settings)),
+    )
     with tempfile.TemporaryDirectory(prefix="assetgate-optimize-") as scratch:
         if args.src.startswith("s3://"):
             try:
                 src = download(args.src, settings, Path(scratch))
-            except Exception as exc:  # the store's own text may hold the endpoint: type only
-                print(f"assetgate: SRC: cannot list or read {args.src} ({type(exc).__name__})",
+            except Exception as exc:  # the store's own text may hold the endpoint: never shown
+                print(f"assetgate: SRC: cannot list or read {args.src}: {store_problem(exc)}",
                       file=sys.stderr)  # fmt: skip
                 return 2
         else:
@@ -179,6 +182,24 @@ def run(args: argparse.Namespace) -> int:
             srcset=bool(widths),
             watermarks=watermarks,
         )
+
+
+def _run_problems(
+    args: argparse.Namespace, query: Mapping[str, str], settings: Settings
+) -> list[str]:
+    """What would fail every file alike: DEST not writable, a watermark nobody configured."""
+    found = []
+    problem = directory_problem(args.dest)
+    if problem is not None:
+        found.append(f"assetgate: DEST: {problem}")
+    name = query.get("watermark")
+    if name is not None:
+        real_root = os.path.realpath(str(settings.root))
+        known = sorted(parse_watermarks(settings.watermarks, real_root))
+        if name not in known:
+            listed = ", ".join(known) if known else "none: ASSETGATE_WATERMARKS is not set"
+            found.append(f"assetgate: --watermark: no watermark {name!r} (configured: {listed})")
+    return found
 
 
 def download(url: str, settings: Settings, into: Path) -> Path:

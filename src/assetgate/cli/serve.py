@@ -6,7 +6,6 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import uvicorn
@@ -14,15 +13,11 @@ from starlette.applications import Starlette
 
 from assetgate.cli.connections import Guard, GuardedHttpToolsProtocol
 from assetgate.cli.listen import ListenError, bind
+from assetgate.cli.preflight import origin_warnings, problems, typo_warnings
 from assetgate.cli.settings_errors import load_settings
 from assetgate.cli.supervisor import run_server
-from assetgate.imaging.limits import DecodeLimits
 from assetgate.operations.logs import configure_logging
-from assetgate.optimizer.presets import load_presets
-from assetgate.optimizer.watermark_images import checker
-from assetgate.optimizer.watermarks import parse_watermarks
 from assetgate.settings import Settings, renamed_in_use
-from assetgate.web.ratelimit import shared_budget_problem
 from assetgate.web.urllimit import h11_head_limit
 
 if TYPE_CHECKING:
@@ -35,7 +30,15 @@ def app_factory() -> Starlette:
     """Used by uvicorn's worker processes: each builds its app from the environment."""
     from assetgate.app import create_app
 
-    settings = Settings()
+    try:
+        settings = load_settings({}, {})
+    except SystemExit as exc:
+        print(exc.code, file=sys.stderr)
+        raise SystemExit(2) from None
+    found = problems(settings)
+    if found:
+        print("\n".join(found), file=sys.stderr)
+        raise SystemExit(2)
     configure_logging(settings.log_level, settings.log_format)
     Guard.configure(settings)  # this process's connection deadlines and budgets
     return create_app(settings)
@@ -64,31 +67,10 @@ def run(args: argparse.Namespace) -> int:
     except SystemExit as exc:
         print(exc.code, file=sys.stderr)
         return 2
-    if isinstance(settings.root, Path) and not settings.root.is_dir():
-        named = "--root" if "root" in overrides else "ASSETGATE_ROOT"
-        print(f"assetgate: {named}: {settings.root} is not a directory", file=sys.stderr)
-        return 2
-    problem = shared_budget_problem(settings)
-    if problem is not None:
-        print(f"assetgate: {problem}", file=sys.stderr)
-        return 2
-    try:
-        load_presets(settings.presets)
-    except ValueError as exc:
-        print(f"assetgate: ASSETGATE_PRESETS: {exc}", file=sys.stderr)
-        return 2
-    try:
-        parse_watermarks(
-            settings.watermarks,
-            os.path.realpath(settings.root),
-            checker(DecodeLimits.from_settings(settings)),
-        )
-    except ValueError as exc:
-        print(f"assetgate: ASSETGATE_WATERMARKS: {exc}", file=sys.stderr)
-        return 2
-    problem = unknown_budget_part(settings)
-    if problem is not None:
-        print(f"assetgate: ASSETGATE_RATE_LIMIT_PARTS: {problem}", file=sys.stderr)
+    named = {f"ASSETGATE_{key.upper()}": flag for key, flag in FLAGS.items() if key in overrides}
+    found = problems(settings, named)
+    if found:
+        print("\n".join(found), file=sys.stderr)
         return 2
     given = {key: FLAGS[key] if key in overrides else f"ASSETGATE_{key.upper()}" for key in FLAGS}
     try:
@@ -100,6 +82,8 @@ def run(args: argparse.Namespace) -> int:
     for key, value in overrides.items():
         os.environ[f"ASSETGATE_{key.upper()}"] = str(value)
     configure_logging(settings.log_level, settings.log_format)
+    for line in [*typo_warnings(), *origin_warnings(settings)]:
+        print(line, file=sys.stderr)
     for old, new in renamed_in_use():
         print(
             f"assetgate: {old} is now {new}; the old name is read until the next release",
@@ -133,18 +117,6 @@ def run(args: argparse.Namespace) -> int:
         h11_max_incomplete_event_size=h11_head_limit(settings.max_url_bytes),
     )
     return run_server(config, sock)
-
-
-def unknown_budget_part(settings: Settings) -> str | None:
-    """A name in ``ASSETGATE_RATE_LIMIT_PARTS`` that no part spending the budget has (a typo
-    would otherwise leave that part unlimited without a word)."""
-    from assetgate.app import PARTS
-
-    names = sorted(part.name for part in PARTS if part.budget)
-    unknown = [name for name in settings.rate_limit_parts if name not in names]
-    if not unknown:
-        return None
-    return f"no part {unknown[0]!r} spends the budget (the parts that can: {', '.join(names)})"
 
 
 def welcome(settings: Settings, parts: Sequence[Part] | None = None) -> str:

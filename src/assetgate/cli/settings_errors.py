@@ -10,6 +10,8 @@ from pydantic import ValidationError
 from assetgate.settings import Settings
 
 ENV_PREFIX = "ASSETGATE_"
+#: Settings whose messages name the value themselves (a whole path), or whose value is JSON.
+SELF_NAMED = frozenset({"watermarks", "whois_servers", "rdap_bootstrap", "presets", "sources"})
 
 
 def load_settings(overrides: Mapping[str, Any], flags: Mapping[str, str]) -> Settings:
@@ -34,7 +36,8 @@ def describe(
         name = name or f"{ENV_PREFIX}{field.upper()}"
         got = error.get("input")
         secret = field in Settings.model_fields and not Settings.model_fields[field].repr
-        shown = "" if isinstance(got, dict) or secret else f", got {str(got)[:80]!r}"
+        quiet = isinstance(got, dict) or secret or field in SELF_NAMED
+        shown = "" if quiet else f", got {str(got)[:80]!r}"
         lines.append(f"assetgate: {name}: {_expected(error)}{shown}")
     return "\n".join(lines)
 

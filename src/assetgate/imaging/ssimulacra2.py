@@ -20,10 +20,11 @@ A score near 90 is visually lossless, 80 very high quality, 70 high, 50 medium, 
 - SSIM without the luma denominator, the "ringing" and "blurring" edge maps, 1- and 4-norms of
   each: 108 numbers, libjxl's weights and its final polynomial.
 
-Why libvips, not numpy/scipy: libvips is already the image engine (no new ~40 MB wheel), runs
-every per-pixel step as C over tiles, and computes all 18 map averages of a scale in one pass
-(``stats``). An 800x533 comparison takes ~60 ms of CPU with the reference side precomputed
-(``bench/quality.py --metric``). Checked against libjxl's scores in ``tests/imaging/
+Why numpy: libvips' per-operation overhead made the same steps 3x slower (a cube root costs
+20 ms in libvips), scipy is a ~40 MB wheel for one convolution. The maps are computed channel by
+channel in place (numpy's temporaries cost as much CPU as the arithmetic). An 800x533
+comparison takes ~25 ms of CPU with the reference side precomputed (``bench/quality.py
+--metric``). Checked against libjxl's scores in ``tests/imaging/
 test_ssimulacra2.py`` (its tank crop at four JPEG qualities) and ``bench/quality.py --tank``
 (the full tank pair).
 
@@ -190,19 +191,25 @@ def _mix(planes: Plane, matrix: tuple[tuple[float, float, float], ...]) -> Plane
 _BLOCK_ROWS: Final = 64
 
 
-def _blur(planes: Plane) -> Plane:
+def _blur(planes: Sequence[Plane | tuple[Plane, Plane]]) -> Plane:
     """The recursive Gaussian: separable 9-tap float32 convolution, zero outside the image.
 
-    Band by band through two padded buffers of one band each: the only whole-size allocation
-    is the output (this is most of a score's memory peak)."""
+    Each entry is a plane, or a pair whose product is blurred: the product is written straight
+    into the padded buffer (no temporary plane). Band by band through two padded buffers of one
+    band each: the only whole-size allocation is the output (most of a score's memory peak)."""
     kernel = [np.float32(k) for k in blur_kernel()]
     edge = len(kernel) // 2
-    bands, height, width = planes.shape
+    first = planes[0]
+    height, width = (first[0] if isinstance(first, tuple) else first).shape
     padded = np.zeros((height, width + 2 * edge), dtype=np.float32)
     across = np.zeros((height + 2 * edge, width), dtype=np.float32)
-    out = np.empty((bands, height, width), dtype=np.float32)
-    for band in range(bands):
-        padded[:, edge : edge + width] = planes[band]
+    out = np.empty((len(planes), height, width), dtype=np.float32)
+    inner = padded[:, edge : edge + width]
+    for band, plane in enumerate(planes):
+        if isinstance(plane, tuple):
+            np.multiply(plane[0], plane[1], out=inner)
+        else:
+            inner[...] = plane
         _fir(padded, across[edge : edge + height], kernel, horizontal=True)
         _fir(across, out[band], kernel, horizontal=False)
     return out
@@ -265,9 +272,12 @@ def linear_srgb(image: pyvips.Image, background: float) -> Plane:
             alpha = values[:, :, colours:]
             values = values[:, :, :colours] * alpha + (1.0 - alpha) * np.float32(background)
         linear = _to_linear(values).astype(np.float32)
+        planes = np.ascontiguousarray(np.moveaxis(linear[:, :, :colours], 2, 0))
     else:
-        linear = _srgb_lut()[pixels]
-    planes = np.ascontiguousarray(np.moveaxis(linear[:, :, :colours], 2, 0))
+        # The table straight into planes: one pass, no interleaved float copy.
+        planes = np.empty((colours, image.height, image.width), dtype=np.float32)
+        for band in range(colours):
+            np.take(_srgb_lut(), pixels[:, :, band], out=planes[band])
     if colours == 1:
         planes = np.repeat(planes, 3, axis=0)
     return planes
@@ -301,7 +311,7 @@ class _Side:
             # is not weighed stays zero.
             ssim_c, _, _ = _needs(index, len(linears))
             pick = list(ssim_c)
-            blurred = _blur(np.concatenate([xyb, xyb[pick] * xyb[pick]]))
+            blurred = _blur([*xyb, *((xyb[c], xyb[c]) for c in pick)])
             mu = blurred[:3]
             var = np.zeros_like(xyb)
             var[pick] = blurred[3:] - mu[pick] * mu[pick]
@@ -323,58 +333,57 @@ class _Side:
         """The 18 averages of one scale: 1-norm and 4-norm of SSIM, ringing and blurring per
         channel, each computed only where libjxl weighs it (``_needs``; 0.0 elsewhere).
 
-        In place where it can be: at 800x533 each temporary is 5 MB."""
+        Channel by channel, in place in two scratch planes and the blurred planes themselves
+        once read: at 800x533 each temporary is 1.7 MB, and numpy's allocations and fancy
+        indexing copies cost as much CPU as the arithmetic."""
         ssim_c, ring_c, blur_c = needs
         edge_c = tuple(sorted(set(ring_c) | set(blur_c)))
         mu_c = tuple(sorted(set(ssim_c) | set(edge_c)))
         if not mu_c:
             return [0.0] * 18
-        parts = [img2[list(mu_c)]]
-        if ssim_c:
-            own = img2[list(ssim_c)]
-            parts += [own * own, ref.xyb[list(ssim_c)] * own]
-        blurred = _blur(np.concatenate(parts))
+        parts: list[Plane | tuple[Plane, Plane]] = [img2[c] for c in mu_c]
+        parts += [(img2[c], img2[c]) for c in ssim_c]
+        parts += [(ref.xyb[c], img2[c]) for c in ssim_c]
+        blurred = _blur(parts)
         mu2 = {c: blurred[i] for i, c in enumerate(mu_c)}
         means = [0.0] * 18
-        area = img2.shape[1] * img2.shape[2]
-        if ssim_c:
-            k = len(mu_c)
-            pick = list(ssim_c)
-            mu1, m2 = ref.mu[pick], np.stack([mu2[c] for c in ssim_c])
-            s22, s12 = blurred[k : k + len(pick)], blurred[k + len(pick) :]
+        a = np.empty_like(img2[0])
+        b = np.empty_like(img2[0])
+        for i, c in enumerate(ssim_c):
+            mu1, m2 = ref.mu[c], mu2[c]
+            s22, s12 = blurred[len(mu_c) + i], blurred[len(mu_c) + len(ssim_c) + i]
             # SSIM' = 1 - (1 - (mu1 - mu2)^2) (2 (s12 - mu1 mu2) + C2) / (var1 + var2 + C2),
             # in libjxl's order of operations (identical images then score exactly 100).
-            num_s = mu1 * m2
-            np.subtract(s12, num_s, out=num_s)
-            num_s *= np.float32(2.0)
-            num_s += np.float32(_C2)
-            num_m = mu1 - m2
-            num_m *= num_m
-            np.subtract(np.float32(1.0), num_m, out=num_m)
-            denom = m2 * m2
-            np.subtract(s22, denom, out=denom)
-            np.add(ref.var[pick], denom, out=denom)
-            denom += np.float32(_C2)
-            ssim = num_m * num_s
-            ssim /= denom
-            np.subtract(np.float32(1.0), ssim, out=ssim)
-            np.maximum(ssim, np.float32(0.0), out=ssim)
-            _means(ssim, ssim_c, 0, means, area)
-        if edge_c:
-            pick = list(edge_c)
+            np.multiply(mu1, m2, out=a)
+            np.subtract(s12, a, out=a)
+            a *= np.float32(2.0)
+            a += np.float32(_C2)
+            np.subtract(mu1, m2, out=b)
+            b *= b
+            np.subtract(np.float32(1.0), b, out=b)
+            np.multiply(b, a, out=a)
+            np.multiply(m2, m2, out=b)
+            np.subtract(s22, b, out=b)
+            np.add(ref.var[c], b, out=b)
+            b += np.float32(_C2)
+            a /= b
+            np.subtract(np.float32(1.0), a, out=a)
+            np.maximum(a, np.float32(0.0), out=a)
+            _means(a, c, 0, means, b)
+        for c in edge_c:
             # d1 = (1 + |img2 - mu2|) / (1 + |img1 - mu1|) - 1, with one division.
-            d1 = img2[pick] - np.stack([mu2[c] for c in edge_c])
-            np.abs(d1, out=d1)
-            d1 -= ref.dev[pick]
-            d1 /= ref.edge[pick]
-            if blur_c:
-                lost = np.maximum(-d1, np.float32(0.0))
-                rows = [edge_c.index(c) for c in blur_c]
-                _means(lost[rows], blur_c, 6, means, area)
-            if ring_c:
-                np.maximum(d1, np.float32(0.0), out=d1)
-                rows = [edge_c.index(c) for c in ring_c]
-                _means(d1[rows], ring_c, 3, means, area)
+            np.subtract(img2[c], mu2[c], out=a)
+            np.abs(a, out=a)
+            a -= ref.dev[c]
+            a /= ref.edge[c]
+            if c in blur_c:
+                lost = mu2[c]  # read for the last time above
+                np.negative(a, out=lost)
+                np.maximum(lost, np.float32(0.0), out=lost)
+                _means(lost, c, 6, means, b)
+            if c in ring_c:
+                np.maximum(a, np.float32(0.0), out=a)
+                _means(a, c, 3, means, b)
         return means
 
 
@@ -399,19 +408,15 @@ def _needs(scale: int, count: int) -> _Needs:
     return tuple(ssim), tuple(ring), tuple(blur)
 
 
-def _means(
-    maps: Plane, channels: tuple[int, ...], offset: int, out: list[float], area: int
-) -> None:
-    """The mean and the 4th-power mean (``out[offset + c]``, ``out[9 + offset + c]``) of each
-    plane of ``maps`` (one per channel of ``channels``); pairwise float32 sums, ~1e-6 relative."""
-    flat = maps.reshape(len(channels), area)
-    ones = flat.sum(axis=1) / area
-    squared = flat * flat
-    squared *= squared
-    fourth = squared.sum(axis=1) / area
-    for i, channel in enumerate(channels):
-        out[offset + channel] = float(ones[i])
-        out[9 + offset + channel] = math.sqrt(math.sqrt(float(fourth[i])))
+def _means(plane: Plane, channel: int, offset: int, out: list[float], scratch: Plane) -> None:
+    """The mean and the 4th-power mean (``out[offset + channel]``, ``out[9 + offset +
+    channel]``) of one map; pairwise float32 sums, ~1e-6 relative. ``scratch``: a plane of the
+    same shape, overwritten."""
+    area = plane.size
+    out[offset + channel] = float(plane.sum(dtype=np.float32)) / area
+    np.multiply(plane, plane, out=scratch)
+    scratch *= scratch
+    out[9 + offset + channel] = math.sqrt(math.sqrt(float(scratch.sum(dtype=np.float32)) / area))
 
 
 def _combine(norms: list[list[float]]) -> float:

@@ -5,6 +5,7 @@ A parameter cannot be documented differently from how it is parsed: both come fr
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Final
 
 from assetgate.imaging.formats import MEDIA_TYPES
@@ -200,3 +201,36 @@ def make_paths(file_param: Param) -> dict[str, Any]:
             },
         },
     }
+
+
+def with_configured_params(
+    document: dict[str, Any], *, presets: Sequence[str], signed: bool
+) -> dict[str, Any]:
+    """The document with the parameters only these settings give the optimizer: ``preset``
+    (ASSETGATE_PRESETS, its names as the enum) and ``s`` (ASSETGATE_SIGNING_KEYS)."""
+    extra: list[dict[str, Any]] = []
+    if presets:
+        extra.append({
+            "name": "preset",
+            "in": "query",
+            "description": "A named parameter set configured in ASSETGATE_PRESETS; explicit "
+            "parameters override its values.",
+            "schema": {"type": "string", "enum": sorted(presets)},
+        })  # fmt: skip
+    if signed:
+        extra.append({
+            "name": "s",
+            "in": "query",
+            "description": "The URL's signature (ASSETGATE_SIGNING_KEYS is set): required on "
+            "every transforming request, made with `assetgate sign`.",
+            "schema": {"type": "string"},
+        })  # fmt: skip
+    if not extra:
+        return document
+    paths = document.get("paths", {})
+    for path in ("/", "/{path}"):
+        for method in ("get", "head"):
+            operation = paths.get(path, {}).get(method)
+            if operation is not None:
+                operation["parameters"] = [*operation["parameters"], *extra]
+    return document

@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import bisect
 import json
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from pathlib import Path
 from types import MappingProxyType
 from typing import Final
 
 from assetgate.errors import AppError
 from assetgate.optimizer.params import ALIASES
 from assetgate.optimizer.spec import ImageSpec, is_recognised, parse_spec
+from assetgate.settings import json_text
 from assetgate.web.params import long_names
 
 PRESET_PARAM: Final = "preset"
@@ -67,14 +68,11 @@ def parse_presets(text: str) -> dict[str, dict[str, str]]:
     return {str(name): _preset(str(name), params) for name, params in data.items()}
 
 
-def load_presets(path: Path | None) -> dict[str, dict[str, str]]:
-    if path is None:
+def load_presets(value: str | os.PathLike[str] | None) -> dict[str, dict[str, str]]:
+    """ASSETGATE_PRESETS: the JSON itself or its file (``settings.json_text``)."""
+    if value is None:
         return {}
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"cannot read {path.name}: {type(exc).__name__}") from None
-    return parse_presets(text)
+    return parse_presets(json_text(value))
 
 
 def _preset(name: str, params: object) -> dict[str, str]:

@@ -54,7 +54,8 @@ RESERVED: Final = ("cache/",)
 PAGES_HINT: Final = "pages for people are under /ui/"
 EXPOSED: Final = (
     "ETag, X-Optimizer-Cache, X-Optimizer-Status, X-Original-Size, X-Compressed-Size, "
-    "X-Compression-Ratio, X-Output-Format, X-Output-Quality, X-Output-Score, X-Optimizer-Budget"
+    "X-Compression-Ratio, X-Output-Format, X-Output-Quality, X-Output-Score, X-Optimizer-Budget, "
+    "Cache-Status"
 )
 
 

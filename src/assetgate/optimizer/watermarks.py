@@ -16,7 +16,6 @@ changes the tags.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -24,6 +23,7 @@ from typing import Final
 
 from assetgate.imaging.formats import sniff
 from assetgate.optimizer.params import GRAVITIES, NAME_PATTERN, Gravity
+from assetgate.settings import json_value
 from assetgate.web.paths import locate
 
 #: Largest watermark file read (a logo, not a photo).
@@ -50,16 +50,14 @@ NO_WATERMARKS: Final[Watermarks] = MappingProxyType({})
 
 
 def parse_watermarks(
-    text: str, real_root: str, check: ImageCheck | None = None
+    value: str | None, real_root: str, check: ImageCheck | None = None
 ) -> dict[str, Watermark]:
-    """JSON -> checked watermarks, else ValueError saying which entry and why. ``check``: the
-    image's header checks (``watermark_images.checker``); None only where nothing decodes."""
-    if not text.strip():
+    """JSON (inline or its file: ``settings.json_value``) -> checked watermarks, else
+    ValueError saying which entry and why. ``check``: the image's header checks
+    (``watermark_images.checker``); None only where nothing decodes."""
+    if value is None or not value.strip():
         return {}
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise ValueError(f"not JSON ({exc})") from None
+    data = json_value(value)
     if not isinstance(data, dict):
         raise ValueError("expected a JSON object mapping a name to its watermark")
     return {str(name): _entry(str(name), spec, real_root, check) for name, spec in data.items()}

@@ -5,7 +5,12 @@ else ``npm_config_registry``, else what ``npm config get registry`` says. The re
 a registry host: the base URL comes from the operator's settings, the file a team already has,
 the variable npm itself honours, or what the installed npm client is configured with (so a
 machine that already points npm at a mirror needs no extra setting). Only http(s) URLs with a
-host are accepted; a base always ends in ``/`` so paths can be joined onto it.
+host are accepted; a base always ends in ``/`` so paths can be joined onto it. Where no npm is
+installed (the container image, a host without node), the last resort is what npm said on the
+machine that installed the bundler: ``python -m assetgate.packages.esm.install`` records it in
+``recorded_file()`` under the Python prefix (npm's own default, the public registry, unless that
+npm was configured otherwise). ``Registries.origin`` says which of these gave the default, for
+the line logged at start.
 
 A package of a scope with an ``@scope:registry=`` line comes from that registry; every request
 carries the credential whose nerf dart (``//host[:port]/path/``) it lies under (``Registries``).
@@ -16,6 +21,7 @@ from __future__ import annotations
 import logging
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +34,18 @@ log = logging.getLogger("assetgate.packages")
 
 NPM_CONFIG_TIMEOUT_S: Final = 10.0
 ENV_NAMES: Final = ("npm_config_registry", "NPM_CONFIG_REGISTRY")
+
+
+def recorded_file() -> Path:
+    """Where the bundler's install step records npm's registry (beside the bundler)."""
+    return Path(sys.prefix) / "share" / "assetgate" / "npm-registry"
+
+
+def recorded_registry(path: Path | None = None) -> str | None:
+    try:
+        return (path or recorded_file()).read_text(encoding="utf-8").strip() or None
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def normalize_base(url: str | None) -> str | None:
@@ -63,14 +81,28 @@ def pick_registry(
     configured: str | None,
     environ: Mapping[str, str],
     ask_npm: Callable[[], str | None] = npm_config_registry,
+    recorded: Callable[[], str | None] = recorded_registry,
 ) -> str | None:
     """The registry base URL in order of precedence; npm is only asked when nothing is set."""
+    return registry_and_origin(configured, environ, ask_npm, recorded)[0]
+
+
+def registry_and_origin(
+    configured: str | None,
+    environ: Mapping[str, str],
+    ask_npm: Callable[[], str | None] = npm_config_registry,
+    recorded: Callable[[], str | None] = recorded_registry,
+) -> tuple[str | None, str]:
+    """``pick_registry`` and where its answer came from, for the line logged at start."""
     if configured:
-        return normalize_base(configured)
+        return normalize_base(configured), "ASSETGATE_NPM_REGISTRY"
     for name in ENV_NAMES:
         if environ.get(name):
-            return normalize_base(environ[name])
-    return normalize_base(ask_npm())
+            return normalize_base(environ[name]), name
+    asked = normalize_base(ask_npm())
+    if asked is not None:
+        return asked, "npm config get registry"
+    return normalize_base(recorded()), f"recorded at install in {recorded_file()}"
 
 
 def registry_host(base: str) -> str:
@@ -91,6 +123,7 @@ class Registries:
     default: str | None
     scopes: Mapping[str, str] = field(default_factory=dict)
     credentials: tuple[Credential, ...] = field(default=(), repr=False)
+    origin: str = ""  # where ``default`` came from (``registry_and_origin``)
 
     def for_package(self, name: str) -> str | None:
         scope = scope_of(name)
@@ -137,8 +170,12 @@ def load_registries(
     """Everything the settings, the npmrc and npm itself say, in that order of precedence."""
     found = read_npmrc(npmrc, environ)
     if found is None:
-        return Registries(pick_registry(configured, environ, ask_npm))
-    default = normalize_base(configured) if configured else found.registry
-    if default is None:
-        default = pick_registry(None, environ, ask_npm)
-    return Registries(default, dict(found.scopes), found.credentials)
+        default, origin = registry_and_origin(configured, environ, ask_npm)
+        return Registries(default, origin=origin)
+    if configured:
+        default, origin = normalize_base(configured), "ASSETGATE_NPM_REGISTRY"
+    elif found.registry is not None:
+        default, origin = found.registry, "ASSETGATE_NPMRC"
+    else:
+        default, origin = registry_and_origin(None, environ, ask_npm)
+    return Registries(default, dict(found.scopes), found.credentials, origin)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import AsyncIterator, Awaitable, Mapping
 from contextlib import asynccontextmanager
 from typing import Final, TypeVar
@@ -73,6 +74,11 @@ async def lifespan(res: Resources) -> AsyncIterator[PackagesState]:
     registries = await anyio.to_thread.run_sync(
         load_registries, settings.npm_registry, settings.npmrc, os.environ
     )
+    if registries.default is None:
+        log.warning("no npm registry is configured: /npm/ answers 502 (set ASSETGATE_NPM_REGISTRY)")
+    else:
+        shown = re.sub(r"//[^/@]*@", "//", registries.default)  # never a user:password@
+        log.info("npm registry %s (from %s)", shown, registries.origin)
     store = await anyio.to_thread.run_sync(Store, settings.store, settings.store_max_bytes)
     upstreams = Upstreams(
         registries=registries,

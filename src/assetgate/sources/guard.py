@@ -83,5 +83,18 @@ async def resolve(host: str, port: int, *, allow_private: bool) -> str:
     if not addresses:
         raise Refused("its host name does not resolve")
     if not allow_private and not all(public(address) for address in addresses):
-        raise Refused("it resolves to a private or reserved address")
+        raise Refused(
+            "it resolves to a private or reserved address (ASSETGATE_ORIGIN_ALLOW_PRIVATE=true "
+            "allows it)"
+        )
     return str(addresses[0])
+
+
+def literal_private(host: str) -> bool:
+    """``host`` is ``localhost`` or an address the guard refuses, known without a lookup."""
+    if host.lower().rstrip(".") == "localhost" or host.lower().endswith(".localhost"):
+        return True
+    try:
+        return not public(ipaddress.ip_address(host.strip("[]")))
+    except ValueError:
+        return False  # a name: only its lookup can tell

@@ -241,12 +241,13 @@ class Mounts:
             deleted = max(deleted, await self.fast_index.delete(names))
         return deleted
 
-    def checks(self) -> dict[str, Check]:
-        """``/readyz``'s view of each remote source, by its name."""
+    def checks(self, kinds: tuple[str, ...] = ("s3", "http")) -> dict[str, Check]:
+        """``/readyz``'s view of each remote source of ``kinds``, by its name, and of the copies
+        they are kept in (full: new objects answered 503)."""
         checks: dict[str, Check] = {
             f"source {backend.mount.name}": backend.remote.check
             for backend in self.backends
-            if backend.remote is not None
+            if backend.remote is not None and backend.remote.kind in kinds
         }
         if checks:
             checks["source_cache"] = self.copies.check

@@ -141,6 +141,6 @@ class OriginSource:
                 await response.aclose()
                 return OK if response.status_code < 500 else f"failing ({response.status_code})"
         except guard.Refused:
-            return "refused (address not allowed)"
+            return "refused (address not allowed: ASSETGATE_ORIGIN_ALLOW_PRIVATE)"
         except (TimeoutError, httpx.HTTPError) as exc:
             return f"unreachable ({type(exc).__name__})"

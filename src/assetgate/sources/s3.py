@@ -19,6 +19,7 @@ from obstore.exceptions import NotModifiedError, PermissionDeniedError, Unauthen
 from obstore.store import S3Store
 
 from assetgate.errors import AppError
+from assetgate.sources.buckets import listing_check
 from assetgate.sources.remote import (
     Sink,
     Validators,
@@ -35,7 +36,6 @@ log = logging.getLogger("assetgate.sources")
 # reading in Rust meanwhile): a 3.8 MB photo cold from SeaweedFS 0.79x -> 0.86x of a local file
 # with 4 MB chunks -> 512 KB (docs/benchmarks.md).
 CHUNK_BYTES: Final = 512 * 1024
-OK: Final = "ok"
 
 
 class BucketSource:
@@ -81,16 +81,8 @@ class BucketSource:
         return Validators(meta.get("e_tag"), format_datetime(modified, usegmt=True))
 
     async def check(self) -> str:
-        try:
-            with anyio.fail_after(2.0):
-                await obstore.head_async(self.store, ".assetgate-readyz")
-        except FileNotFoundError:
-            return OK  # the store answered, signed requests are accepted
-        except (PermissionDeniedError, UnauthenticatedError):
-            return "refused (credentials)"
-        except Exception as exc:
-            return f"unreachable ({type(exc).__name__})"
-        return OK
+        """One key listed under the prefix (``buckets.listing_check``: a HEAD proved nothing)."""
+        return await listing_check(self.store)
 
 
 def _unavailable(name: str, exc: Exception, seconds: float) -> AppError:

@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Final
 from urllib.parse import urlsplit
 
+from assetgate.settings import is_inline_json, json_value
+
 SNAPSHOT: Final = "rdap_dns.json"
 OVERRIDES: Final = "rdap_overrides.json"
 CHECK_EVERY_S: Final = 30.0
@@ -109,17 +111,17 @@ def with_overrides(bootstrap: Bootstrap, overrides: Mapping[str, tuple[str, ...]
     return replace(bootstrap, services=merged, from_overrides=added)
 
 
-def load_bootstrap(path: Path | None) -> Bootstrap:
-    """The operator's file when given, else the shipped snapshot; with the override list."""
+def load_bootstrap(value: str | os.PathLike[str] | None) -> Bootstrap:
+    """The operator's bootstrap when given (inline JSON or its file: ``settings.json_value``),
+    else the shipped snapshot; with the override list."""
+    if value is not None:
+        return with_overrides(parse_bootstrap(json_value(value), trusted=True), load_overrides())
     try:
-        if path is None:
-            text = resources.files("assetgate.whois").joinpath("data", SNAPSHOT).read_text("utf-8")
-        else:
-            text = path.read_text(encoding="utf-8")
+        text = resources.files("assetgate.whois").joinpath("data", SNAPSHOT).read_text("utf-8")
         doc = json.loads(text)
     except (OSError, ValueError) as exc:
-        raise ValueError(f"RDAP bootstrap {path or SNAPSHOT}: {exc}") from None
-    return with_overrides(parse_bootstrap(doc, trusted=path is not None), load_overrides())
+        raise ValueError(f"RDAP bootstrap {SNAPSHOT}: {exc}") from None
+    return with_overrides(parse_bootstrap(doc, trusted=False), load_overrides())
 
 
 class BootstrapFile:
@@ -130,12 +132,15 @@ class BootstrapFile:
     last good bootstrap stays in force.
     """
 
-    def __init__(self, path: Path | None, *, clock: Callable[[], float] = time.monotonic) -> None:
-        self._path = path
+    def __init__(
+        self, value: str | os.PathLike[str] | None, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        # Inline JSON is read once; a file is watched for changes.
+        self._path = None if value is None or is_inline_json(value) else Path(value)
         self._clock = clock
-        self._stamp = _stamp(path)
+        self._stamp = _stamp(self._path)
         self._checked = clock()
-        self._set(load_bootstrap(path))
+        self._set(load_bootstrap(value))
 
     def current(self) -> Bootstrap:
         self._refresh()
@@ -158,7 +163,7 @@ class BootstrapFile:
             return
         self._stamp = stamp
         try:
-            self._set(load_bootstrap(self._path))
+            self._set(load_bootstrap(str(self._path)))
         except ValueError as exc:
             log.warning("keeping the last good RDAP bootstrap: %s", exc)
             return

@@ -17,12 +17,12 @@ Servers named in this file are trusted: they may be private or loopback addresse
 
 from __future__ import annotations
 
-import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Final
 
+from assetgate.settings import json_value
 from assetgate.whois.charset import JAPANESE, LATIN1
 
 DOMAIN_SLOT: Final = "{domain}"
@@ -184,14 +184,11 @@ def parse_server_config(data: object) -> ServerTable:
     return ServerTable(tlds=tlds, default=default, aliases=aliases)
 
 
-def load_server_config(path: Path | None) -> ServerTable:
-    if path is None:
+def load_server_config(value: str | os.PathLike[str] | None) -> ServerTable:
+    """ASSETGATE_WHOIS_SERVERS: the JSON itself or its file (``settings.json_value``)."""
+    if value is None:
         return ServerTable()
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"whois servers file {path}: {exc}") from None
-    return parse_server_config(data)
+    return parse_server_config(json_value(value))
 
 
 def parse_address(text: str) -> tuple[str, int]:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Final
 
 from assetgate.packages.esm.bundler import default_bundler_dir
+from assetgate.packages.registry import normalize_base, npm_config_registry, recorded_file
 
 PINNED: Final = ("esbuild@0.28.2", "cjs-module-lexer@2.3.0")
 NPM_TIMEOUT_S: Final = 300.0
@@ -36,9 +37,11 @@ def installed(target: Path) -> bool:
 
 
 def install(target: Path) -> int:
-    if installed(target):
-        return 0
     npm = shutil.which("npm")
+    if installed(target):
+        if npm is not None and not recorded_file().exists():
+            record_registry(npm)
+        return 0
     if npm is None:
         print("assetgate: npm is not installed; /npm/...+esm will answer 501 naming esbuild")
         return 1
@@ -60,7 +63,17 @@ def install(target: Path) -> int:
     except (OSError, subprocess.SubprocessError) as exc:
         print(f"assetgate: installing the bundler failed: {exc}")
         return 1
+    if done.returncode == 0:
+        record_registry(npm)
     return done.returncode
+
+
+def record_registry(npm: str) -> None:
+    """What this machine's npm uses, for a service that runs where no npm is (the image)."""
+    registry = normalize_base(npm_config_registry(npm))
+    if registry is not None:
+        recorded_file().parent.mkdir(parents=True, exist_ok=True)
+        recorded_file().write_text(registry + "\n", encoding="utf-8")
 
 
 def main(argv: list[str]) -> int:
