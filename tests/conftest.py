@@ -61,8 +61,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
       form one ``xdist_group``: ``--dist loadgroup`` runs them on one worker, the fixture is set
       up once there, as in a serial run; every other test goes to whichever worker is free;
     - modules with a slow test run first (the longest jobs start at once instead of ending the
-      run alone); the order inside a module is kept."""
+      run alone); the order inside a module is kept.
+
+    schemathesis gives every operation's test one node id (``test_schema.py::test_x`` 28 times,
+    the operation only in the name); xdist schedules by node id and ran the first of them only.
+    The name goes into the node id here, so each operation is its own test again."""
     for item in items:
+        module, _, function = item.nodeid.rpartition("::")
+        if item.name != function and item.name.startswith(function + "[") and item.parent:
+            if hasattr(item, "_id"):  # pytest 9: the id pytest itself would have given it
+                item._id = item.parent.id.child(item.name)
+            else:  # pytest 8
+                item._nodeid = f"{module}::{item.name}"
         if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
         if _shares_a_module_fixture(item) and item.get_closest_marker("xdist_group") is None:

@@ -27,6 +27,10 @@ from assetgate.web.openapi import make_document
 from tests.conftest import live_server
 from tests.imaging import factory as make
 
+# schemathesis cases against a live server: the first also sets the module's server up, and
+# on a loaded machine that took more than the default 120 s.
+pytestmark = pytest.mark.timeout(600)
+
 EXAMPLES = 6
 #: A loopback port nothing listens on (discard): every upstream is down, answered at once.
 CLOSED = "127.0.0.1:9"

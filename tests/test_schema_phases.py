@@ -48,6 +48,10 @@ from tests.imaging import factory as make
 from tests.packages.upstream import FakeUpstream, LibraryCatalog, Registry
 from tests.whois.fakes import WhoisServer
 
+# schemathesis cases against a live server: the first also sets the module's server up, and
+# on a loaded machine that took more than the default 120 s.
+pytestmark = pytest.mark.timeout(600)
+
 SEED = 20261125
 #: optimizer/plan.py's answer to a four-value crop that misses the image entirely.
 CROP_OUTSIDE = re.compile(r"crop: expected a box that overlaps the [0-9]+x[0-9]+ image, got ")

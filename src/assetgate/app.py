@@ -44,6 +44,7 @@ from assetgate.web.openapi import API_VERSION, make_document
 from assetgate.web.ratelimit import Network, parse_networks, storage_uri
 from assetgate.web.responses import on_app_error, on_http_exception, on_unexpected
 from assetgate.web.routegroup import grouped
+from assetgate.web.shutdown import ShutdownCancellation
 from assetgate.web.urllimit import UrlLimit
 from assetgate.whois.routes import PART as WHOIS
 
@@ -69,7 +70,8 @@ def lane_of(scope: Scope) -> HotLane | None:
 class ObservedStarlette(Starlette):
     """Starlette with ``Observe`` outside its error middleware, so a 500 is seen and tagged too,
     and the hot lane between them: a replayed answer is observed like any other. A path with a
-    control character is refused before either (web/controlchars.py); an answer the nginx edge
+    control character is refused before either (web/controlchars.py); a request the shutdown
+    cancels is a 503 and one line, not a traceback (web/shutdown.py); an answer the nginx edge
     would keep under another format bucket than the app's is marked not to be kept
     (web/edgebucket.py)."""
 
@@ -89,7 +91,9 @@ class ObservedStarlette(Starlette):
     def build_middleware_stack(self) -> ASGIApp:
         lane = HotLaneApp(super().build_middleware_stack(), lane_of=lane_of)
         return Observe(
-            EdgeBucketCheck(RefuseControlCharacters(UrlLimit(lane, self._max_url_bytes))),
+            ShutdownCancellation(
+                EdgeBucketCheck(RefuseControlCharacters(UrlLimit(lane, self._max_url_bytes)))
+            ),
             trusted=self._trusted,
             interfaces=self._interfaces,
         )

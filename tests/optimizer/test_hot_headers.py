@@ -28,7 +28,7 @@ CORS = {
     "access-control-allow-origin": "*",
     "access-control-expose-headers": "ETag, X-Optimizer-Cache, X-Optimizer-Status, "
     "X-Original-Size, X-Compressed-Size, X-Compression-Ratio, X-Output-Format, "
-    "X-Output-Quality, X-Output-Score, X-Optimizer-Budget",
+    "X-Output-Quality, X-Output-Score, X-Optimizer-Budget, Cache-Status",
 }
 CACHE = "public, max-age=86400, stale-while-revalidate=604800"
 CSS = b"/* c */\nbody {\n  color : red ;\n}\n" * 20

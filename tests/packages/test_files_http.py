@@ -216,6 +216,37 @@ async def test_listing_and_sri(npm: httpx.AsyncClient, demo: bytes) -> None:
     sri = (await npm.get("/npm/demo@1.0.0/?sri")).json()
     assert sri["url"] == "/npm/demo@1.0.0/dist/demo.min.js"
     assert sri["integrity"] == sri512(b"export function hello(){return'hello'}")
+    assert sri["module"] == "esm"
+
+
+REACT_INDEX = (
+    b"'use strict';\nif (process.env.NODE_ENV === 'production') {\n"
+    b"  module.exports = require('./cjs/react.production.min.js');\n} else {\n"
+    b"  module.exports = require('./cjs/react.development.js');\n}\n"
+)
+UMD = (
+    b"(function (g, f) { typeof exports === 'object' && typeof module !== 'undefined' ?"
+    b" f(exports) : (g = g || self, f(g.Umd = {})); }(this, function (exports) {"
+    b" exports.version = '1'; }));\n"
+)
+
+
+async def test_sri_says_which_default_files_a_script_tag_cannot_run(
+    npm: httpx.AsyncClient, registry: Registry
+) -> None:
+    # Issue 36, item 7: react's CommonJS index.js threw "process is not defined" from the page's
+    # <script src>; the page reads ``module`` here and offers the +esm import for it instead.
+    registry.publish("reactish", "1.0.0", {"index.js": REACT_INDEX}, manifest={"main": "index.js"})
+    registry.publish("umdish", "1.0.0", {"umd/umdish.js": UMD}, manifest={"main": "umd/umdish.js"})
+    registry.publish("cssish", "1.0.0", {"a.css": b"a{}"}, manifest={"style": "a.css"})
+    cjs = (await npm.get("/npm/reactish@1.0.0/?sri")).json()
+    assert (cjs["url"], cjs["module"]) == ("/npm/reactish@1.0.0/index.js", "commonjs")
+    assert cjs["integrity"] == sri512(REACT_INDEX)
+    umd = (await npm.get("/npm/umdish@1.0.0/?sri")).json()
+    assert (umd["url"], umd["module"]) == ("/npm/umdish@1.0.0/umd/umdish.js", "script")
+    css = (await npm.get("/npm/cssish@1.0.0/?sri")).json()
+    assert css["url"] == "/npm/cssish@1.0.0/a.css"
+    assert "module" not in css
 
 
 async def test_min_on_a_package_file_goes_through_the_asset_pipeline(

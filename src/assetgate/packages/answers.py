@@ -48,9 +48,14 @@ def json_answer(body: object, headers: Mapping[str, str]) -> Response:
     return JSONResponse(body, headers=dict(headers))
 
 
-def sri_answer(pinned: str, found: FileRow) -> Response:
+def sri_answer(pinned: str, found: FileRow, module: str | None = None) -> Response:
+    """``module``: for a JavaScript file, what a classic ``<script>`` would meet
+    (``packages.moduleformat``), so the page can offer a tag that runs."""
     headers = {**CROSS_ORIGIN, "Cache-Control": PINNED_CACHE}
-    return json_answer(make_sri_body(pinned, found), headers)
+    body = make_sri_body(pinned, found)
+    if module is not None:
+        body["module"] = module
+    return json_answer(body, headers)
 
 
 def folder_answer(

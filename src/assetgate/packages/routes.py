@@ -41,6 +41,7 @@ from assetgate.packages.esm.importmap import make_import_map, parse_wanted, reso
 from assetgate.packages.esm.modules import Modules, module_url
 from assetgate.packages.esm.pool import build_pool
 from assetgate.packages.ingest import IngestCaches, Packages, Upstreams
+from assetgate.packages.moduleformat import READ_BYTES, ModuleFormat, module_format
 from assetgate.packages.openapi import OPENAPI
 from assetgate.packages.page import PAGE_CACHE, PAGE_CSP, STATIC_FILES, load_page_files
 from assetgate.packages.policy import Policy
@@ -48,7 +49,7 @@ from assetgate.packages.query import parse_search_query
 from assetgate.packages.registry import load_registries
 from assetgate.packages.search import Search, is_ready
 from assetgate.packages.state import PackagesState
-from assetgate.packages.store import Store
+from assetgate.packages.store import FileRow, Store
 from assetgate.packages.versions import is_exact
 from assetgate.part import PageLink, Part, part_state
 from assetgate.resources import Resources, resources
@@ -270,7 +271,8 @@ async def _package(request: Request, address: PackageAddress) -> Response:
         found = state.store.file("npm", name, version, path)
         if found is None:
             raise AppError.not_found()
-        return sri_answer(pinned, found)
+        module = await anyio.to_thread.run_sync(_module_format, state.store, found)
+        return sri_answer(pinned, found, module)
     if address.file is None:  # the default file: where it is, and why
         reason = row.default_reason or ""
         headers = {
@@ -280,6 +282,21 @@ async def _package(request: Request, address: PackageAddress) -> Response:
         }
         return RedirectResponse(pinned + _query_suffix(request), status_code=302, headers=headers)
     return await serve_stored(request, state, ("npm", name, version), path)
+
+
+def _module_format(store: Store, found: FileRow) -> ModuleFormat | None:
+    """A ``.js``/``.cjs``/``.mjs`` file's module format, from its first ``READ_BYTES``."""
+    if not found.path.lower().endswith((".js", ".cjs", ".mjs")):
+        return None
+    blob = store.blob_path(found.blob)
+    if blob is None:
+        return None
+    try:
+        with blob.open("rb") as file:
+            head = file.read(READ_BYTES)
+    except OSError:
+        return None
+    return module_format(head.decode("utf-8", errors="replace"))
 
 
 async def _esm(request: Request, name: str, version: str, subpath: str) -> Response:

@@ -31,13 +31,32 @@
     return `<script src="${url}"${sri}></script>`;
   }
 
-  async function fetchSri(item, code) {
+  // A package's default file that a classic <script> cannot run (CommonJS: react's index.js
+  // throws "process is not defined"; an ES module: a syntax error) is offered as an ES module
+  // import of the package's +esm build instead, as jsDelivr's and esm.sh's module URLs are.
+  function makeModuleTag(item) {
+    const url = absolute(`/npm/${item.name}@${item.version}/+esm`);
+    return `<script type="module">\nimport * as pkg from ${JSON.stringify(url)};\n</script>`;
+  }
+
+  const MODULE_NOTES = {
+    commonjs: "The default file is CommonJS: a <script src> tag would throw in a browser " +
+      "(process, require). This imports the package's ES module build; a <script src> needs a " +
+      "UMD build of the package.",
+    esm: "The default file is an ES module: it loads with <script type=\"module\">.",
+  };
+
+  async function fetchSri(item, code, note) {
     // Only for results already in the store: typing never makes the server download packages.
     try {
       const response = await fetch(`${item.url}?sri`, { headers: { Accept: "application/json" } });
       if (!response.ok) return;
       const data = await response.json();
-      if (typeof data.url === "string" && typeof data.integrity === "string") {
+      if (Object.prototype.hasOwnProperty.call(MODULE_NOTES, data.module)) {
+        code.textContent = makeModuleTag(item);
+        note.textContent = MODULE_NOTES[data.module];
+        note.hidden = false;
+      } else if (typeof data.url === "string" && typeof data.integrity === "string") {
         code.textContent = makeTag(absolute(data.url), data.integrity);
       }
     } catch (error) {
@@ -96,7 +115,7 @@
           copy(esm.querySelector(".map").textContent);
         });
       }
-      if (item.ready) fetchSri(item, code);
+      if (item.ready) fetchSri(item, code, node.querySelector(".module-note"));
       list.appendChild(node);
     }
     // A catalog that failed makes the answer partial: say so, or "no results" would mislead.
