@@ -1,7 +1,8 @@
 // The peer for bench/peer_sharp.py: the same resize as assetgate's optimizer, done by sharp.
 // GET /healthz -> 200; GET /<file>?width=N&format=jpeg|webp -> the resized image.
 // Settings mirror assetgate's defaults (passed in by the bench, read from assetgate's settings):
-// JPEG quality Q with Huffman optimisation, 4:2:0 chroma, no mozjpeg; WebP quality Q at effort E;
+// JPEG quality Q with Huffman optimisation, 4:2:0 chroma and quantisation table 2 (assetgate's
+// imaging.encode.JPEG_OPTIONS; no other mozjpeg preset); WebP quality Q at effort E;
 // metadata dropped (sharp's default). sharp.concurrency(1); libuv pool from UV_THREADPOOL_SIZE.
 import http from "node:http";
 import path from "node:path";
@@ -19,7 +20,13 @@ function render(file, width, format) {
     return pipeline.webp({ quality: Q, effort: EFFORT }).toBuffer();
   }
   return pipeline
-    .jpeg({ quality: Q, optimiseCoding: true, chromaSubsampling: "4:2:0", mozjpeg: false })
+    .jpeg({
+      quality: Q,
+      optimiseCoding: true,
+      chromaSubsampling: "4:2:0",
+      mozjpeg: false,
+      quantisationTable: 2,
+    })
     .toBuffer();
 }
 

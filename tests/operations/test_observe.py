@@ -10,6 +10,7 @@ import shutil
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from urllib.parse import parse_qsl, urlencode
 
 import httpx
 import pytest
@@ -22,7 +23,7 @@ from assetgate.app import PARTS, interfaces_of, upstream_names
 from assetgate.cpu.workgate import WorkGate
 from assetgate.operations.logs import ACCESS_LOGGER, JsonFormatter, TextFormatter
 from assetgate.operations.metrics import Metrics
-from assetgate.operations.observe import interface_of, loggable_path, request_id_from
+from assetgate.operations.observe import _secret, interface_of, loggable_path, request_id_from
 from assetgate.operations.upstreams import upstream_of
 from assetgate.settings import Settings
 from tests.conftest import RedisServer, app_client
@@ -75,6 +76,29 @@ def test_interface_of(path: str, interface: str) -> None:
 def test_loggable_path_drops_secrets(path: str, query: bytes, logged: str | None) -> None:
     expected = logged if logged is not None else f"{path}?{query.decode().replace('/', '%2F')}"
     assert loggable_path(path, query) == expected
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        b"width=400&format=jpeg",  # plain: written as it came
+        b"w=&f=webp",
+        b"w",  # a bare name comes back as ``w=``
+        b"w=1&&f=2",
+        b"w=a+b",
+        b"w=%41&f=~x",
+        b"w=1&token=abc",
+        b"w=1&next=" + b"a" * 40,
+        b"=1",
+        b"a=b=c",
+    ],
+)
+def test_loggable_path_writes_a_plain_query_as_parsing_it_would(query: bytes) -> None:
+    """The shortcut for a query of plain ``name=value`` pairs gives what parsing and encoding it
+    again gives (``urlencode(parse_qsl(...))`` minus the secrets)."""
+    pairs = parse_qsl(query.decode("latin-1"), keep_blank_values=True)
+    kept = [(name, value) for name, value in pairs if not _secret(name, value)]
+    assert loggable_path("/a", query) == (f"/a?{urlencode(kept)}" if kept else "/a")
 
 
 def test_request_id_only_from_a_trusted_proxy_and_only_plain() -> None:

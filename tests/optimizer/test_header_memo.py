@@ -33,7 +33,7 @@ def probes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     seen: list[Path] = []
 
     def counting(job: render.Job) -> render.Probed | render.Outcome:
-        seen.append(job.path)
+        seen.append(Path(job.path))
         return render.prepare(job)
 
     monkeypatch.setattr(variants, "prepare", counting)  # the image variant's work
@@ -117,3 +117,40 @@ def test_a_remembered_header_opens_the_name_the_request_used(tmp_path: Path) -> 
     assert dimensions(outcome.body) == (20, 15)
     small = render.Probed(b"\xff\xd8", ready.fmt, ready.info, ready.plan)
     assert small.at(tmp_path / "b.jpg") is small  # a small file's bytes are the version itself
+
+
+def test_the_eoi_is_checked_with_the_header_not_at_every_render(tmp_path: Path) -> None:
+    """A JPEG that ends with its EOI is marked so when its header is read (the render then reads
+    no tail again); one that lacks it is not, and still renders (the EOI put back)."""
+    whole = make.jpeg(96, 64)
+    assert whole.endswith(b"\xff\xd9")
+    padded = _padded_to_eoi(whole)
+    files = {"whole.jpg": padded, "cut.jpg": padded[:-2]}
+    settings = Settings(root=tmp_path)
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    limits = Limits.from_settings(settings)
+    spec = parse_spec({"width": "48", "format": "png"})
+    for name, ended in (("whole.jpg", True), ("cut.jpg", False)):
+        path = tmp_path / name
+        job = render.Job.from_settings(
+            settings, path=path, size=path.stat().st_size, spec=spec,
+            negotiation=Negotiation(webp=False), limits=limits,
+        )  # fmt: skip
+        ready = render.prepare(job)
+        assert isinstance(ready, render.Probed)
+        assert ready.by_name  # over the head's size: read by name at render time
+        assert ready.ended is ended
+        outcome = render.render(job, ready)
+        assert outcome.body is not None
+        assert dimensions(outcome.body) == (48, 32)
+
+
+def _padded_to_eoi(jpeg: bytes) -> bytes:
+    """``jpeg`` made longer than a head (a COM segment of filler after SOI), EOI still last."""
+    filler = b"x" * (HEAD_BYTES + 16)
+    segments = b""
+    while filler:
+        piece, filler = filler[:65000], filler[65000:]
+        segments += b"\xff\xfe" + (len(piece) + 2).to_bytes(2, "big") + piece
+    return jpeg[:2] + segments + jpeg[2:]

@@ -202,6 +202,36 @@ async def test_a_rendering_no_longer_held_goes_the_long_way(
     assert from_disk.content == first.content
 
 
+async def test_a_rendering_no_cache_holds_costs_the_lane_no_lstat(
+    aged_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the result cache off nothing is kept to replay a 200 from: the lane sends such a
+    request on without checking the file (the route's path check stats it once), and still
+    answers a conditional repeat with its 304."""
+    from assetgate.serving import hotlane
+
+    checked: list[str] = []
+
+    def counting(real: str, depth: int) -> os.stat_result | None:
+        checked.append(real)
+        return hotlane_still_direct(real, depth)
+
+    hotlane_still_direct = hotlane.still_direct
+    monkeypatch.setattr(hotlane, "still_direct", counting)
+    url = "/f.jpg?width=40&format=jpeg"
+    async with served(aged_root, tmp_path, result_cache_bytes=0) as (client, state):
+        first = await client.get(url)
+        again = await client.get(url)
+        assert checked == []
+        assert replayed(state) == 0
+        revalidated = await client.get(url, headers={"if-none-match": first.headers["etag"]})
+        assert replayed(state) == 1
+        assert len(checked) == 1
+    assert first.headers["x-optimizer-cache"] == again.headers["x-optimizer-cache"] == "BYPASS"
+    assert again.content == first.content
+    assert revalidated.status_code == 304
+
+
 async def test_gzip_or_not_is_decided_per_request(aged_root: Path, tmp_path: Path) -> None:
     url = "/site.css?min=1&compress=1"
     gz, plain = {"accept-encoding": "gzip"}, {"accept-encoding": "identity"}

@@ -83,20 +83,32 @@ def tolerating_harmless(work: Callable[[], T]) -> T:
 def complete_jpeg(src: ImageInput) -> ImageInput:
     """``src`` with an EOI marker appended when it does not end with one (an extra EOI after a
     complete image is never read; a scan cut short still runs into it and warns)."""
-    if isinstance(src, Path | str):
-        with open(src, "rb") as handle:
-            handle.seek(max(0, os.fstat(handle.fileno()).st_size - 2))
-            tail = handle.read(2)
-            if tail == EOI:
-                return src
-            _refuse_cut_marker(tail)
-            handle.seek(0)
-            return _ended(handle.read())
-    tail = bytes(src[-2:])
+    tail = _tail(src, 2)
     if tail == EOI:
         return src
     _refuse_cut_marker(tail)
+    if isinstance(src, Path | str):
+        with open(src, "rb") as handle:
+            return _ended(handle.read())
     return _ended(bytes(src))
+
+
+def ends_with_eoi(src: ImageInput) -> bool:
+    """The JPEG ``src`` ends with its EOI, so ``complete_jpeg`` would hand it back as it is: a
+    fact about one version of the file, read with its header, so a render need not read the
+    tail again (``imaging.load.open_image``'s ``ended``)."""
+    try:
+        return _tail(src, 2) == EOI
+    except OSError:
+        return False
+
+
+def _tail(src: ImageInput, count: int) -> bytes:
+    if isinstance(src, Path | str):
+        with open(src, "rb") as handle:
+            handle.seek(max(0, os.fstat(handle.fileno()).st_size - count))
+            return handle.read(count)
+    return bytes(src[-count:])
 
 
 def _refuse_cut_marker(tail: bytes) -> None:
@@ -115,13 +127,7 @@ def _ended(data: bytes) -> bytes:
 
 def check_gif_trailer(src: ImageInput) -> None:
     """415 without the trailer (a GIF cut short: libnsgif quietly drops the cut frame)."""
-    if isinstance(src, Path | str):
-        with open(src, "rb") as handle:
-            handle.seek(max(0, os.fstat(handle.fileno()).st_size - 16))
-            tail = handle.read(16)
-    else:
-        tail = bytes(src[-16:])
-    if not tail.rstrip(b"\x00").endswith(b";"):
+    if not _tail(src, 16).rstrip(b"\x00").endswith(b";"):
         raise AppError.unsupported_media("image data is truncated or corrupt")
 
 

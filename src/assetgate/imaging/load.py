@@ -21,7 +21,7 @@ API:
   stops between scans, 501 when the codec is disabled (``limits.disabled`` =
   ASSETGATE_DISABLED_CODECS names) or missing.
 - ``open_image(src, fmt, limits, *, animated=False, size=None, info=None, fast_shrink=False,
-  one_pass=False) -> pyvips.Image``: decoded lazily but strictly, EXIF-rotated, 8-bit
+  one_pass=False, ended=False) -> pyvips.Image``: decoded lazily but strictly, EXIF-rotated, 8-bit
   sRGB (or 8-bit grey), 1..4 bands with alpha last. ``animated=True`` keeps every frame of a
   GIF/WebP/APNG as a "toilet roll" (``page-height``, ``delay``, ``loop`` set); without ``info``
   it also applies ``limits.check_animation`` (a caller that passes ``info`` checked it when it
@@ -34,6 +34,8 @@ API:
   photo). ``info`` = the result of an earlier ``probe`` of the same input, to skip a second
   header read. ``one_pass=True`` promises that the caller reads the pixels once, top to bottom
   (``write_to_memory``), so a still that needs no EXIF turn is decoded sequentially.
+  ``ended=True``: the caller knows the JPEG ends with its EOI (``integrity.ends_with_eoi``, read
+  once per file version with its header), so its tail is not read again before the decode.
 - ``decoding()``: context manager turning the lazy ``pyvips.Error`` of a decode (raised when the
   pixels are finally computed, typically inside ``encode``) into AppError 415. Wrap the whole
   load -> process -> encode sequence in it.
@@ -188,6 +190,7 @@ def open_image(
     info: SourceInfo | None = None,
     fast_shrink: bool = False,
     one_pass: bool = False,
+    ended: bool = False,
 ) -> pyvips.Image:
     if info is None:
         info = probe(src, fmt, limits)
@@ -208,15 +211,15 @@ def open_image(
         elif fmt in ("bmp", "tga", "pnm") or (fmt == "tiff" and _needs_pillow_tiff(src)):
             image = decode_pillow(src, fmt)
         elif size is not None and shrink > 1:
-            return _fast_jpeg(src, size, shrink, info.orientation)
+            return _fast_jpeg(src, size, shrink, info.orientation, ended)
         elif size is not None and not (fmt == "tiff" and _float_tiff(src)):
-            return _thumbnail(src, fmt, size, keep_frames)
+            return _thumbnail(src, fmt, size, keep_frames, ended)
         else:
             # One top-to-bottom read of an unturned still: decode straight into the reader's
             # buffer, without a whole-image intermediate (measured -17 ms on a 12 MP JPEG).
             sequential = one_pass and not keep_frames and info.orientation <= 1
             access = "sequential" if sequential else "random"
-            image = _vips_load(src, fmt, access=access, pages=-1 if keep_frames else 1)
+            image = _vips_load(src, fmt, access=access, pages=-1 if keep_frames else 1, ended=ended)
             if not keep_frames:
                 image = image.autorot()
             image = to_srgb8(image)
@@ -227,11 +230,11 @@ def open_image(
 
 
 def _thumbnail(
-    src: ImageInput, fmt: InputFormat, size: tuple[int, int], keep_frames: bool
+    src: ImageInput, fmt: InputFormat, size: tuple[int, int], keep_frames: bool, ended: bool
 ) -> pyvips.Image:
     options = f"fail_on={_fail_on(fmt)}" + (",n=-1" if keep_frames else "")
     # NB: thumbnail's own fail_on argument is not passed on to the loader; option_string is.
-    source = _vips_source(integrity.complete_jpeg(src) if fmt == "jpeg" else src)
+    source = _vips_source(_completed(src, fmt, ended))
     image = pyvips.Image.thumbnail_source(
         source, size[0], height=size[1], size="force", option_string=options
     )
@@ -245,13 +248,13 @@ def _jpeg_shrink(info: SourceInfo, size: tuple[int, int]) -> int:
 
 
 def _fast_jpeg(
-    src: ImageInput, size: tuple[int, int], shrink: int, orientation: int
+    src: ImageInput, size: tuple[int, int], shrink: int, orientation: int, ended: bool
 ) -> pyvips.Image:
     # A turned image is read bottom-up or column-wise by autorot: a sequential decode would fail
     # with "out of order read" once the image outgrows libvips' line cache, so those decode the
     # (already DCT-shrunk) image whole.
     access = "sequential" if orientation <= 1 else "random"
-    source = _vips_source(integrity.complete_jpeg(src))
+    source = _vips_source(_completed(src, "jpeg", ended))
     image = pyvips.Operation.call(
         "jpegload_source", source, shrink=shrink, access=access, fail_on=_fail_on("jpeg")
     )
@@ -271,12 +274,20 @@ def _vips_source(src: ImageInput) -> pyvips.Source:
     return pyvips.Source.new_from_memory(src)
 
 
-def _vips_load(src: ImageInput, fmt: InputFormat, *, access: str, pages: int = 1) -> pyvips.Image:
+def _completed(src: ImageInput, fmt: InputFormat, ended: bool) -> ImageInput:
+    """What libvips reads: a JPEG with its EOI (``integrity.complete_jpeg``), unless the caller
+    knows it ends with one (``ended``: checked when the version's header was read)."""
+    return integrity.complete_jpeg(src) if fmt == "jpeg" and not ended else src
+
+
+def _vips_load(
+    src: ImageInput, fmt: InputFormat, *, access: str, pages: int = 1, ended: bool = False
+) -> pyvips.Image:
     loader = _VIPS_LOADERS[fmt]
     options: dict[str, Any] = {"access": access, "fail_on": _fail_on(fmt)}
     if pages != 1:
         options["n"] = pages
-    source = _vips_source(integrity.complete_jpeg(src) if fmt == "jpeg" else src)
+    source = _vips_source(_completed(src, fmt, ended))
     return _keep_alive(pyvips.Operation.call(loader, source, **options), source)
 
 

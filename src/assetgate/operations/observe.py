@@ -43,6 +43,11 @@ _SECRET_NAMES: Final = frozenset({"s", "sig", "signature", "token", "key", "code
 _SECRET_PARTS: Final = ("token", "secret", "passw", "auth", "signature", "apikey", "api_key")
 # Values that look like a token whatever their name: long hex/base64url strings and JWTs.
 _TOKEN_VALUE = re.compile(r"[A-Za-z0-9_-]{32,}|eyJ[\w-]+\.[\w-]+\.[\w-]*")
+# A query ``urlencode(parse_qsl(...))`` writes back unchanged: ``name=value`` pairs of characters
+# it never escapes, each with its ``=`` (a bare ``name`` would come back as ``name=``).
+_PLAIN_QUERY = re.compile(
+    r"[A-Za-z0-9._~-]+=[A-Za-z0-9._~-]*(?:&[A-Za-z0-9._~-]+=[A-Za-z0-9._~-]*)*"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +91,12 @@ def loggable_path(path: str, query_string: bytes) -> str:
     """``path?query`` without signatures, credentials or token-like values."""
     if not query_string:
         return path
-    pairs = parse_qsl(query_string.decode("latin-1"), keep_blank_values=True)
+    query = query_string.decode("latin-1")
+    if _PLAIN_QUERY.fullmatch(query) and not any(
+        _secret(*pair.split("=", 1)) for pair in query.split("&")
+    ):
+        return f"{path}?{query}"  # what parsing and encoding it again would give, cheaper
+    pairs = parse_qsl(query, keep_blank_values=True)
     kept = [(name, value) for name, value in pairs if not _secret(name, value)]
     return f"{path}?{urlencode(kept)}" if kept else path
 
@@ -191,7 +201,14 @@ class Observe:
                     "cache": answer["cache"],
                     "client": client_address(peer, forwarded, self.trusted) if from_proxy else peer,
                 }
-                access_log.info("request", extra={"fields": fields, "request_id": request_id})
+                # ``handle`` a record made here: ``info`` would also walk the stack for the
+                # caller's file and line, which no access line shows.
+                access_log.handle(
+                    access_log.makeRecord(
+                        ACCESS_LOGGER, logging.INFO, __file__, 0, "request", (), None,
+                        extra={"fields": fields, "request_id": request_id},
+                    )
+                )  # fmt: skip
             REQUEST_ID.reset(token)
 
     def _count(self, scope: Scope, interface: str, status: int, duration: float) -> None:

@@ -21,7 +21,7 @@ from assetgate.errors import AppError
 from assetgate.imaging.cost import JobTerms, fitting_pixels, mib, peak_bytes
 from assetgate.imaging.encode import encode
 from assetgate.imaging.formats import HEAD_BYTES, ImageInput, InputFormat, OutputFormat, sniff
-from assetgate.imaging.integrity import tolerating_harmless
+from assetgate.imaging.integrity import ends_with_eoi, tolerating_harmless
 from assetgate.imaging.load import SourceInfo, decoding, open_image, probe
 from assetgate.optimizer.autoencode import auto_quality
 from assetgate.optimizer.bytebudget import fit_quality
@@ -35,7 +35,7 @@ from assetgate.settings import Settings
 
 @dataclass(frozen=True, slots=True)
 class Job:
-    path: Path
+    path: Path | str  # a str from the route (the path check's real path: no Path to build)
     size: int  # bytes of the source, from the route's stat
     spec: ImageSpec
     negotiation: Negotiation
@@ -50,7 +50,7 @@ class Job:
         cls,
         settings: Settings,
         *,
-        path: Path,
+        path: Path | str,
         size: int,
         spec: ImageSpec,
         negotiation: Negotiation,
@@ -101,13 +101,16 @@ class Probed:
     fmt: InputFormat
     info: SourceInfo
     plan: Plan
+    ended: bool = False  # a JPEG that ends with its EOI: the render reads no tail again
+    #: The render's measured peak memory (``imaging.cost``), what the door admits it by: worked
+    #: out once with the header, not at every render of the remembered version.
+    cost: int = field(init=False)
 
-    @property
-    def cost(self) -> int:
-        """The render's measured peak memory (``imaging.cost``), what the door admits it by."""
+    def __post_init__(self) -> None:
         plan = self.plan
         terms = _cost_terms(plan, self.info)
-        return peak_bytes(self.info, out_pixels=plan.width * plan.height, **terms)
+        cost = peak_bytes(self.info, out_pixels=plan.width * plan.height, **terms)
+        object.__setattr__(self, "cost", cost)
 
     def fits(self, ceiling: int) -> bool:
         """The render counts at most ``ceiling`` (0: no ceiling)."""
@@ -138,9 +141,11 @@ class Probed:
         """Read from the file's name; a small file's ``src`` is its head, i.e. its bytes."""
         return isinstance(self.src, Path | str)
 
-    def at(self, path: Path) -> Probed:
+    def at(self, path: Path | str) -> Probed:
         """The same header read through another name of the version (the first may be gone)."""
-        return replace(self, src=path) if self.by_name else self
+        if not self.by_name or self.src == path:  # most often the very name it was read by
+            return self
+        return replace(self, src=path)
 
 
 def process(job: Job, *, reencode: bool = False) -> Outcome:
@@ -164,7 +169,7 @@ def prepare(job: Job, *, reencode: bool = False) -> Probed | Outcome:
         if not reencode:
             return Outcome(fmt, plan.output, None, info.width, info.height)
         plan = replace(plan, passthrough=False)
-    ready = Probed(src, fmt, info, plan)
+    ready = Probed(src, fmt, info, plan, fmt == "jpeg" and ends_with_eoi(src))
     if job.spec.info:  # ``info=1`` only reads the header and the pixels' statistics
         return ready
     if plan.fallback is not None and not reencode and not ready.fits(decode.max_job_bytes):
@@ -214,6 +219,7 @@ def render(job: Job, ready: Probed) -> Outcome:
                 info=info,
                 fast_shrink=job.fast_shrink,
                 one_pass=_one_pass(plan, info),
+                ended=ready.ended,
             )
             if plan.trim:
                 image, current = _trimmed(job, image, plan, info)
@@ -267,7 +273,7 @@ def _encoded(job: Job, image: pyvips.Image, plan: Plan, fmt: InputFormat) -> Out
     )  # fmt: skip
 
 
-def _open_source(path: Path, size: int) -> tuple[ImageInput, InputFormat]:
+def _open_source(path: Path | str, size: int) -> tuple[ImageInput, InputFormat]:
     """Read the head once; a small file is read whole and decoded from memory."""
     try:
         with open(path, "rb") as handle:

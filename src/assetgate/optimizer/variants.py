@@ -248,7 +248,7 @@ class _ImageWork:
         gate = self.res.gate
         job = Job.from_settings(
             self.res.settings,
-            path=self.found.path,
+            path=self.found.real,
             size=self.found.stat.st_size,
             spec=self.spec,
             negotiation=self.negotiation,

@@ -166,14 +166,21 @@ class HotLane:
         replay = self._replays.get(asked.key)
         if replay is None:
             return None
+        version = self.versions.peek(replay.version)
+        prepared = None if version is None else version.blocks.get(replay.variant)
+        if version is None or prepared is None:
+            del self._replays[asked.key]  # forgotten: the long way
+            return None
+        if prepared.ok is None and asked.if_none_match is None and asked.if_modified_since is None:
+            # Only a 200 could be replayed: without its kept block (a rendering no cache holds,
+            # or not made yet) the lane cannot answer, so it spends no ``lstat`` on knowing it.
+            return None
         info = still_direct(replay.path, replay.depth)
         current = None if info is None else stat_key(info)
         if replay.fresh_until != math.inf and time.monotonic() >= replay.fresh_until:
             current = None  # a remote copy due for revalidation: the route asks its source
-        version = self.versions.peek(replay.version) if current == replay.version else None
-        prepared = None if version is None else version.blocks.get(replay.variant)
-        if version is None or prepared is None:
-            del self._replays[asked.key]  # another version now, or forgotten: the long way
+        if current != replay.version:
+            del self._replays[asked.key]  # another version now: the long way
             return None
         if prepared.fresh_for(_text(asked.if_none_match), _text(asked.if_modified_since)):
             return 304, prepared.not_modified, b""
