@@ -11,7 +11,7 @@ import pytest
 from assetgate.errors import AppError
 from assetgate.packages.esm.exports import exported_subpaths
 from assetgate.packages.npmrc import NpmrcError, nerf_dart, parse_npmrc
-from assetgate.packages.policy import Policy
+from assetgate.packages.policy import ServePolicy
 from assetgate.packages.registry import Registries, load_registries
 
 TOKEN = "npm_s3cr3tT0ken"
@@ -123,7 +123,7 @@ def test_registry_precedence(tmp_path: Path) -> None:
 
 
 def test_allow_and_deny_globs_match_whole_names() -> None:
-    policy = Policy.build(["@acme/*", "react", "react-dom"], ["react-dom"], None, [], [])
+    policy = ServePolicy.build(["@acme/*", "react", "react-dom"], ["react-dom"], None, [], [])
     assert policy.refusal("react") is None
     assert policy.refusal("@acme/widget") is None
     assert policy.refusal("react-dom") == "ASSETGATE_PACKAGES_DENY"
@@ -136,17 +136,17 @@ def test_allow_and_deny_globs_match_whole_names() -> None:
         404,
         "preact is not served here (ASSETGATE_PACKAGES_ALLOW)",
     )
-    assert Policy.build([], [], None, [], []).refusal("anything") is None
+    assert ServePolicy.build([], [], None, [], []).refusal("anything") is None
 
 
 def test_the_client_token_guards_the_npmrc_scopes_unless_told_otherwise() -> None:
     secret = "t" * 40
-    policy = Policy.build([], [], secret, [], ["@acme"])
+    policy = ServePolicy.build([], [], secret, [], ["@acme"])
     assert policy.guards("@acme/widget")
     assert not policy.guards("react")
-    assert Policy.build([], [], secret, [], []).guards("react")  # no scope: everything
-    assert not Policy.build([], [], secret, ["@x/*"], ["@acme"]).guards("@acme/widget")
-    assert not Policy.build([], [], None, [], ["@acme"]).guards("@acme/widget")
+    assert ServePolicy.build([], [], secret, [], []).guards("react")  # no scope: everything
+    assert not ServePolicy.build([], [], secret, ["@x/*"], ["@acme"]).guards("@acme/widget")
+    assert not ServePolicy.build([], [], None, [], ["@acme"]).guards("@acme/widget")
     assert policy.authorized({"authorization": f"Bearer {secret}"})
     assert not policy.authorized({"authorization": secret})
     assert secret not in repr(policy)

@@ -66,7 +66,7 @@ class Cdn:
 
 
 @dataclass(slots=True)
-class Outcome:
+class CdnPurge:
     cdn: str
     acknowledged: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
@@ -186,7 +186,7 @@ def _wait(answer: httpx.Response | None, attempt: int) -> float:
     return min(max(wait, 0.0), MAX_WAIT_S)
 
 
-async def _send(http: httpx.AsyncClient, cdn: Cdn, batch: list[str], outcome: Outcome) -> None:
+async def _send(http: httpx.AsyncClient, cdn: Cdn, batch: list[str], outcome: CdnPurge) -> None:
     for attempt in range(ATTEMPTS):
         try:
             call = cdn.request(batch)
@@ -214,12 +214,14 @@ async def _send(http: httpx.AsyncClient, cdn: Cdn, batch: list[str], outcome: Ou
     outcome.failed += batch
 
 
-async def purge(http: httpx.AsyncClient, cdns: Sequence[Cdn], tags: Sequence[str]) -> list[Outcome]:
+async def purge(
+    http: httpx.AsyncClient, cdns: Sequence[Cdn], tags: Sequence[str]
+) -> list[CdnPurge]:
     """Every CDN, every batch; what each acknowledged."""
     unique = list(dict.fromkeys(tags))
     outcomes = []
     for cdn in cdns:
-        outcome = Outcome(cdn.name)
+        outcome = CdnPurge(cdn.name)
         for start in range(0, len(unique), cdn.batch):
             await _send(http, cdn, unique[start : start + cdn.batch], outcome)
         outcomes.append(outcome)

@@ -32,7 +32,7 @@ ABBREVIATED: Final = "application/vnd.npm.install-v1+json; q=1.0, application/js
 DEPRECATED: Final = ',"deprecated":"yes"'
 
 
-class Refused(AppError):
+class UpstreamRefused(AppError):
     """The upstream answered 401 or 403: the credentials sent (or their absence) were refused.
     The caller names the package and the registry's host; no credential is ever in a message."""
 
@@ -67,7 +67,7 @@ async def fetch_body(
                 if response.status_code == 404:
                     raise AppError.upstream("not found upstream", 404)
                 if response.status_code in (401, 403):
-                    raise Refused(response.status_code)
+                    raise UpstreamRefused(response.status_code)
                 if response.status_code != 200:
                     raise AppError.upstream(f"upstream answered {response.status_code}")
                 return await read_body(response, max_bytes)

@@ -192,7 +192,7 @@ class Packages:
             )
         except Unpublished:
             raise
-        except catalogs.Refused as exc:
+        except catalogs.UpstreamRefused as exc:
             # Not an outage: no stale copy hides a token that is missing, revoked or refused.
             raise refused(name, registry, exc.code) from None
         except AppError as exc:
@@ -277,7 +277,7 @@ class Packages:
                         "tarball",
                         self.upstreams.registries.headers(url),
                     )
-                except catalogs.Refused as exc:
+                except catalogs.UpstreamRefused as exc:
                     raise refused(f"{name}@{version}", registry, exc.code) from None
                 await self._unpack_and_commit(key, tmp)
         finally:
@@ -342,7 +342,7 @@ class Packages:
                     if response.status_code == 404:
                         raise AppError.not_found(f"{what} not found upstream")
                     if response.status_code in (401, 403):
-                        raise catalogs.Refused(response.status_code)
+                        raise catalogs.UpstreamRefused(response.status_code)
                     if response.status_code != 200:
                         raise AppError.upstream(f"{what}: upstream answered {response.status_code}")
                     with target.open("wb") as out:

@@ -24,7 +24,7 @@ REALM: Final = 'Bearer realm="assetgate packages"'
 
 
 @dataclass(frozen=True, slots=True)
-class Policy:
+class ServePolicy:
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     guarded: tuple[str, ...] = ()  # names that need the client token (when there is one)
@@ -38,7 +38,7 @@ class Policy:
         token: str | None,
         guarded: Iterable[str],
         private_scopes: Iterable[str],
-    ) -> Policy:
+    ) -> ServePolicy:
         globs = tuple(guarded) or tuple(f"{scope}/*" for scope in sorted(private_scopes))
         return cls(tuple(allow), tuple(deny), globs or ("*",), token or None)
 
@@ -93,4 +93,4 @@ class Policy:
 
 
 #: Everything may be served, by anyone (no setting given).
-OPEN: Final = Policy()
+OPEN: Final = ServePolicy()

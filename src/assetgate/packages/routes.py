@@ -44,7 +44,7 @@ from assetgate.packages.ingest import IngestCaches, Packages, Upstreams
 from assetgate.packages.moduleformat import READ_BYTES, ModuleFormat, module_format
 from assetgate.packages.openapi import OPENAPI
 from assetgate.packages.page import PAGE_CACHE, PAGE_CSP, STATIC_FILES, load_page_files
-from assetgate.packages.policy import Policy
+from assetgate.packages.policy import ServePolicy
 from assetgate.packages.query import parse_search_query
 from assetgate.packages.registry import load_registries
 from assetgate.packages.search import Search, is_ready
@@ -98,7 +98,7 @@ async def lifespan(res: Resources) -> AsyncIterator[PackagesState]:
     )
     if isinstance(bundler, str):
         log.warning("ES module builds (+esm, /npm/importmap) are unavailable: %s", bundler)
-    policy = Policy.build(
+    policy = ServePolicy.build(
         settings.packages_allow,
         settings.packages_deny,
         settings.packages_token.get_secret_value() if settings.packages_token else None,

@@ -21,7 +21,7 @@ from assetgate.errors import AppError
 from assetgate.packages import catalogs
 from assetgate.packages.ingest import Packages
 from assetgate.packages.merge import Hit, merge_hits, rank_hits
-from assetgate.packages.policy import OPEN, Policy
+from assetgate.packages.policy import OPEN, ServePolicy
 from assetgate.packages.query import SearchQuery
 from assetgate.packages.store import Store
 from assetgate.resources import Resources
@@ -58,14 +58,14 @@ ANSWER_CODEC: Final = dataclass_codec(SearchAnswer)
 
 class Search:
     def __init__(
-        self, packages: Packages, cache: Cache[SearchAnswer], policy: Policy = OPEN
+        self, packages: Packages, cache: Cache[SearchAnswer], policy: ServePolicy = OPEN
     ) -> None:
         self.packages = packages
         self.cache = cache  # complete answers only; shared through Redis when configured
         self.policy = policy  # names it refuses are never among the hits
 
     @classmethod
-    def build(cls, packages: Packages, res: Resources, policy: Policy = OPEN) -> Search:
+    def build(cls, packages: Packages, res: Resources, policy: ServePolicy = OPEN) -> Search:
         ttl = keep_for(res.settings.search_cache_ttl_s)
         return cls(
             packages,

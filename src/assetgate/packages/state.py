@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from assetgate.packages.esm.modules import Modules
 from assetgate.packages.ingest import Packages
-from assetgate.packages.policy import OPEN, Policy
+from assetgate.packages.policy import OPEN, ServePolicy
 from assetgate.packages.search import Search
 from assetgate.packages.store import Store
 from assetgate.web.static import StaticFile
@@ -26,7 +26,7 @@ class PackagesState:
     modules: Modules
     search: Search
     static: Mapping[str, StaticFile]
-    policy: Policy = OPEN
+    policy: ServePolicy = OPEN
     flushing: set[asyncio.Future[None]] = field(default_factory=set)
 
     def flush_touches_soon(self) -> None:

@@ -43,7 +43,7 @@ _NEVER: Final = (
 _GLOBAL_UNICAST: Final = ipaddress.ip_network("2000::/3")
 
 
-class Refused(Exception):
+class AddressRefused(Exception):
     """The origin's address is not one a fetch may reach (the message names no address)."""
 
 
@@ -73,17 +73,17 @@ def public(address: IPAddress) -> bool:
 
 
 async def resolve(host: str, port: int, *, allow_private: bool) -> str:
-    """The address to connect to for ``host``; ``Refused`` when it resolves to none or to one
+    """The address to connect to for ``host``; ``AddressRefused`` when it resolves to none or to one
     that is not public (every answer is checked, not only the first)."""
     try:
         found = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except OSError:
-        raise Refused("its host name does not resolve") from None
+        raise AddressRefused("its host name does not resolve") from None
     addresses = [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in found]
     if not addresses:
-        raise Refused("its host name does not resolve")
+        raise AddressRefused("its host name does not resolve")
     if not allow_private and not all(public(address) for address in addresses):
-        raise Refused(
+        raise AddressRefused(
             "it resolves to a private or reserved address (ASSETGATE_ORIGIN_ALLOW_PRIVATE=true "
             "allows it)"
         )

@@ -64,7 +64,7 @@ class OriginSource:
                 return await self._fetch(key, known, sink, max_bytes)
         except (TimeoutError, httpx.TimeoutException):
             raise timed_out(self.name, self.read_timeout_s) from None
-        except guard.Refused as exc:
+        except guard.AddressRefused as exc:
             raise failed(self.name, f"refused: {exc}") from None
         except httpx.HTTPError as exc:
             log.warning("source %s: %s", self.name, type(exc).__name__)
@@ -140,7 +140,7 @@ class OriginSource:
                 response = await self._open(self.origin.base or "/", {})
                 await response.aclose()
                 return OK if response.status_code < 500 else f"failing ({response.status_code})"
-        except guard.Refused:
+        except guard.AddressRefused:
             return "refused (address not allowed: ASSETGATE_ORIGIN_ALLOW_PRIVATE)"
         except (TimeoutError, httpx.HTTPError) as exc:
             return f"unreachable ({type(exc).__name__})"

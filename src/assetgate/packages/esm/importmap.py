@@ -31,7 +31,7 @@ from assetgate.packages.address import PackageAddress, parse_address
 from assetgate.packages.esm.exports import exported_subpaths
 from assetgate.packages.esm.modules import Module, Modules, module_url
 from assetgate.packages.integrity import make_sri
-from assetgate.packages.policy import OPEN, Policy
+from assetgate.packages.policy import OPEN, ServePolicy
 
 log = logging.getLogger("assetgate.packages")
 
@@ -142,7 +142,7 @@ Users = dict[ModuleRef, set[ModuleRef]]
 
 
 async def resolve_graph(
-    modules: Modules, wanted: Sequence[Wanted], policy: Policy = OPEN
+    modules: Modules, wanted: Sequence[Wanted], policy: ServePolicy = OPEN
 ) -> tuple[list[ModuleRef], Graph, Users]:
     """Pin every request, then build and follow the modules' imports, a level at a time; then
     add each listed package's exported subpaths (``esm.exports``), each with what it imports,
@@ -182,7 +182,7 @@ async def _try_walk(
     graph: Graph,
     users: Users,
     gate: asyncio.Semaphore,
-    policy: Policy,
+    policy: ServePolicy,
 ) -> tuple[Graph, Users] | None:
     """``ref`` and what it imports on copies of the graph; None when any of it fails."""
     mine, their = dict(graph), {k: set(v) for k, v in users.items()}
@@ -200,7 +200,7 @@ async def _walk(
     graph: Graph,
     users: Users,
     gate: asyncio.Semaphore,
-    policy: Policy,
+    policy: ServePolicy,
 ) -> None:
     async def build(ref: ModuleRef) -> Module:
         async with gate:
