@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import gc
 import threading
 import time
@@ -172,7 +173,7 @@ async def test_a_job_waiting_past_the_queue_wait_is_503_at_the_deadline() -> Non
     release = threading.Event()
     ran: list[str] = []
     async with anyio.create_task_group() as tg:
-        tg.start_soon(gate.run, release.wait, 5)
+        tg.start_soon(gate.run, release.wait, 30)  # longer than the bound below
         await wait_until_async(lambda: admitted(gate) == 1)
         started = time.monotonic()
         with pytest.raises(AppError) as caught:
@@ -294,3 +295,96 @@ async def test_a_job_over_the_whole_budget_runs_alone() -> None:
         assert order == ["small start"]  # the huge one waits for the memory to be free
         release.set()
     assert order == ["small start", "small end", "huge start", "huge end"]
+
+
+async def test_close_drops_a_job_queued_for_a_thread_at_once() -> None:
+    """Not when the busy thread gets round to it: its caller hears now, the job never runs."""
+    gate = WorkGate(workers=1, queue=2)
+    release = threading.Event()
+    ran: list[str] = []
+    first = asyncio.ensure_future(gate.run(release.wait, 10))
+    await wait_until_async(lambda: admitted(gate) == 1)
+    queued = asyncio.ensure_future(gate.run(ran.append, "queued"))
+    await wait_until_async(lambda: admitted(gate) == 2)
+    gate.close()
+    with pytest.raises(asyncio.CancelledError):
+        await queued  # while the first job still holds the thread
+    assert not first.done()
+    release.set()
+    assert await first is True  # a running job finishes on its thread
+    assert ran == []
+
+
+async def test_after_close_a_job_is_dropped_and_the_threads_end() -> None:
+    gate = WorkGate(workers=2, queue=2)
+    thread = await gate.run(threading.current_thread)
+    assert thread is not threading.current_thread()
+    gate.close()
+    await wait_until_async(lambda: not thread.is_alive())
+    with pytest.raises(asyncio.CancelledError):
+        await gate.run(lambda: "too late")
+
+
+async def test_the_threads_of_a_gate_nobody_closed_end_when_it_is_collected() -> None:
+    gate = WorkGate(workers=1, queue=0)
+    thread = await gate.run(threading.current_thread)
+    del gate
+    gc.collect()
+    await wait_until_async(lambda: not thread.is_alive())
+
+
+async def test_the_job_runs_in_a_copy_of_its_callers_context() -> None:
+    var: contextvars.ContextVar[str] = contextvars.ContextVar("var", default="unset")
+    gate = WorkGate(workers=1, queue=0)
+
+    def job() -> str:
+        seen = var.get()
+        var.set("set by the job")
+        return seen
+
+    var.set("the caller's")
+    assert await gate.run(job) == "the caller's"
+    assert var.get() == "the caller's"  # the job's own change stays in its copy
+    assert await gate.run(stop.current) is not None  # its Stop is current there
+    assert stop.current() is None  # and not here
+
+
+async def test_a_job_waiting_for_memory_past_the_queue_wait_is_503_at_the_deadline() -> None:
+    gate = WorkGate(workers=2, queue=4, memory_bytes=100, queue_wait_s=0.2)
+    release = threading.Event()
+    ran: list[str] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(partial(gate.run, release.wait, 30, cost=80))
+        await wait_until_async(lambda: admitted(gate) == 1)
+        started = time.monotonic()
+        with pytest.raises(AppError) as caught:
+            await gate.run(ran.append, "heavy", cost=80)  # a thread is free, the memory is not
+        waited = time.monotonic() - started
+        release.set()
+    assert caught.value.status == 503
+    assert 0.15 <= waited < 5
+    assert ran == []
+    assert admitted(gate) == 0
+    gate.close()
+
+
+async def test_a_job_the_thread_finds_past_its_queue_wait_never_runs() -> None:
+    """The loop's timer may be late (the loop busy): the thread checks the deadline as well."""
+    gate = WorkGate(workers=1, queue=1, queue_wait_s=0.2)
+    ran: list[str] = []
+    busy = threading.Event()
+
+    def occupy() -> None:
+        busy.set()
+        time.sleep(0.4)  # the job behind it waits longer than 0.2 s for the thread
+
+    first = asyncio.ensure_future(gate.run(occupy))
+    await asyncio.to_thread(busy.wait, 5)
+    second = asyncio.ensure_future(gate.run(ran.append, "late"))
+    await wait_until_async(lambda: admitted(gate) == 2)
+    time.sleep(0.6)  # the loop is blocked past the deadline and the first job: its timer is late
+    await first
+    with pytest.raises(AppError) as caught:
+        await second
+    assert caught.value.status == 503
+    assert ran == []

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -109,14 +110,21 @@ class Stop:
 class Alarm:
     """One thread that expires each running job's ``Stop`` at its deadline.
 
-    It sleeps until the earliest deadline it holds; ended jobs are dropped from the front of the
-    queue as they end, so with a fixed timeout it wakes about once per timeout, not per job."""
+    It sleeps until the earliest deadline it holds, and with nothing to watch until the latest
+    deadline it was given: with a fixed timeout every new deadline is later than that, so a job
+    wakes nobody and the thread wakes about once per timeout, not per job. Ended jobs are dropped
+    from the front of the queue as they end. Plain locks only (a ``Condition`` is Python code on
+    every job: its notify woke the thread for each no-op job, ~15 k instructions)."""
 
     def __init__(self) -> None:
-        self._lock = threading.Condition()
+        self._lock = threading.Lock()
         self._due: list[tuple[float, int, Stop]] = []
         self._order = itertools.count()
-        self._until: float | None = None  # when the thread wakes next; None: not until told
+        self._latest = -math.inf  # the latest deadline armed
+        self._until = math.inf  # when the thread wakes next unless woken
+        self._wake = threading.Lock()  # released (once) to wake the thread before ``_until``
+        self._wake.acquire()
+        self._woken = False  # ``_wake`` is released and not taken back yet
         self._thread: threading.Thread | None = None
         self._closed = False
 
@@ -125,34 +133,52 @@ class Alarm:
             if self._closed:
                 return
             heapq.heappush(self._due, (deadline, next(self._order), stop))
+            self._latest = max(self._latest, deadline)
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._run, name="assetgate-alarm", daemon=True
                 )
                 self._thread.start()
-            elif self._until is None or deadline < self._until:
-                self._lock.notify()
+            elif deadline < self._until:
+                self._rouse()
 
     def disarm(self) -> None:
         """Drop the ended jobs at the front of the queue."""
         with self._lock:
-            while self._due and self._due[0][2].ended:
-                heapq.heappop(self._due)
+            due = self._due
+            while due and due[0][2].ended:
+                heapq.heappop(due)
 
     def close(self) -> None:
         with self._lock:
             self._closed = True
             self._due.clear()
-            self._lock.notify()
+            self._rouse()
+
+    def _rouse(self) -> None:
+        """Wake the thread now (lock held)."""
+        if not self._woken:
+            self._woken = True
+            self._wake.release()
 
     def _run(self) -> None:
-        with self._lock:
-            while not self._closed:
+        woken = False
+        while True:
+            with self._lock:
+                if woken:
+                    self._woken = False
+                if self._closed:
+                    return
                 now = time.monotonic()
-                while self._due and self._due[0][0] <= now:
-                    heapq.heappop(self._due)[2].expire()
-                self._until = self._due[0][0] if self._due else None
-                self._lock.wait(None if self._until is None else self._until - now)
+                due = self._due
+                while due and due[0][0] <= now:
+                    heapq.heappop(due)[2].expire()
+                if due:
+                    self._until = due[0][0]
+                else:
+                    self._until = self._latest if self._latest > now else math.inf
+                until = self._until
+            woken = self._wake.acquire(timeout=-1 if until == math.inf else until - now)
 
 
 def current() -> Stop | None:
@@ -164,6 +190,12 @@ def check() -> None:
     stop = _CURRENT.get()
     if stop is not None:
         stop.check()
+
+
+def make_current(stop: Stop) -> None:
+    """``stop`` is the current job's in this context from now on: for a context that is the
+    job's alone and discarded after it (the gate's), where ``running`` would undo it for nothing."""
+    _CURRENT.set(stop)
 
 
 @contextmanager
