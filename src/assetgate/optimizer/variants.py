@@ -181,12 +181,22 @@ def negotiate(request: Request, conditions: Conditions, spec: ImageSpec) -> tupl
     rendered it did (``ASSETGATE_AUTO_FORMATS`` included)."""
     if spec.info:  # JSON whatever the client accepts: one variant
         return Negotiation(webp=False), "info"
-    negotiation = Negotiation.from_accept(
+    negotiation = _negotiation(
         joined_field(request.headers.getlist("accept")),
         conditions.limits.decode.disabled,
         conditions.auto_formats,
     )
     return negotiation, negotiation.bucket(spec.format)
+
+
+@functools.lru_cache(maxsize=256)
+def _negotiation(
+    accept: str | None, disabled: tuple[str, ...], auto: tuple[str, ...]
+) -> Negotiation:
+    """``Negotiation.from_accept``, remembered: browsers send a handful of ``Accept`` values, each
+    parsed once rather than per request (~8 k instructions); the bound keeps a client inventing
+    values from growing it."""
+    return Negotiation.from_accept(accept, disabled, auto)
 
 
 def variant_etag(engine: str, fingerprint: str, key: VariantKey) -> str:
