@@ -1,13 +1,17 @@
-"""Real registry answers of 2025-2026 (sources in samples/current/README.md): whole records.
+"""Real registry answers of 2023-2026 (sources in samples/current/README.md): whole records.
 
 Every field of ``Parsed`` is asserted, the empty ones included. Before issue 40: the .ve answer
 (FRED layout) was ``unparsed_format`` with every field empty; the .com.ua holder's city and
 region were swapped; the .si statuses came out as two raw ``client_…`` words and the handle
-``G830057`` as the holder's name.
+``G830057`` as the holder's name. Before the second pass: the ``ne.jp`` holder (``[Network
+Service Name]``) was empty, a redacted .ie holder gave ``missing:registrant.name`` (withheld, not
+missed), and NASK's ``renewal date: not defined`` gave ``unparsed_date`` and
+``missing:dates.expires`` (the registry says there is none).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -124,6 +128,67 @@ RECORDS = [
         ),
         id="si",
     ),
+    pytest.param(
+        "jprs_google.ne.jp.txt",
+        "jp",
+        Parsed(
+            registered=True,
+            domain="google.ne.jp",
+            dates=Dates(
+                created="2003-09-11T00:00:00Z",
+                updated="2026-06-11T07:08:44Z",
+                expires="2026-09-30T00:00:00Z",
+            ),
+            status=("Connected", "AgentChangeLocked"),
+            name_servers=NS_GOOGLE,
+            registrant=Contact(organization="グーグル合同会社"),
+        ),
+        id="ne.jp",
+    ),
+    pytest.param(
+        "iedr_peter.ie.txt",
+        "ie",
+        Parsed(
+            registered=True,
+            domain="peter.ie",
+            registrar=Registrar(
+                name="Blacknight Solutions",
+                url="https://www.blacknight.com",
+                abuse_email="abuse@blacknight.com",
+                abuse_phone="+353.599183072",
+                whois_server="whois.weare.ie",
+            ),
+            dates=Dates(
+                created="2015-07-21T23:00:00Z",
+                updated="2026-04-24T17:38:50Z",
+                expires="2027-07-22T13:55:38Z",
+            ),
+            status=("clientTransferProhibited",),
+            name_servers=(
+                "ns1.blacknight.com",
+                "ns2.blacknight.com",
+                "ns3.blacknight.com",
+                "ns4.blacknight.com",
+            ),
+            dnssec="unsigned",
+            registrant=Contact(redacted=True),
+            referral="whois.weare.ie",
+        ),
+        id="ie-redacted-holder",
+    ),
+    pytest.param(
+        "nask_whois.pl.txt",
+        "pl",
+        Parsed(
+            registered=True,
+            domain="whois.pl",
+            registrar=Registrar(name="NASK"),
+            dates=Dates(created="2001-07-06T13:00:00Z", updated="2004-08-24T13:03:31Z"),
+            name_servers=("bilbo.nask.org.pl", "eomer.nask.net.pl", "kirdan.nask.net.pl"),
+            dnssec="unsigned",
+        ),
+        id="pl-renewal-not-defined",
+    ),
 ]
 
 
@@ -201,3 +266,13 @@ def test_ua_second_level_zone_relayed_by_whois_ua() -> None:
     assert parsed.registrar.name == "Example Registrar"
     assert parsed.dates == Dates(created="2005-03-01T00:00:00Z", expires="2027-03-01T00:00:00Z")
     assert parsed.name_servers == ("ns1.example.lviv.ua",)
+
+
+def test_ne_jp_network_service_name_in_english_output() -> None:
+    """The ``/e`` answer has only ``d. [Network Service Name]``: it is the holder too."""
+    text = (CURRENT / "jprs_google.ne.jp.txt").read_text(encoding="utf-8")
+    english = "\n".join(
+        line for line in text.splitlines() if not re.search(r"\[[^\]]*[^\x00-\x7f]", line)
+    )
+    assert "ネットワークサービス名" not in english
+    assert parse_whois(english, "jp").registrant == Contact(organization="Google Japan G.K.")

@@ -5,7 +5,8 @@ Two layouts share the syntax (moneals/whois-parsed#10):
   then a ``Contact Information:`` block (the registrant's public contact point); without an
   ``[Expires on]``/``[有効期限]`` line the expiry is the date in the state line,
   ``[Status] To be suspended (2026/04/30)`` (``[Expires on]`` wins when both are present);
-- attribute-type ``co.jp``/``ac.jp``/…: ``a. [Domain Name]``, ``g. [Organization]``,
+- attribute-type ``co.jp``/``ac.jp``/…: ``a. [Domain Name]``, ``g. [Organization]`` (``ne.jp``:
+  ``d. [Network Service Name]``),
   ``[State] Connected (2026/03/31)`` (the date the registration runs to), ``[Registered Date]``,
   no expiry label.
 Continuation lines (multi-line postal addresses) are indented with no bracket.
@@ -32,6 +33,11 @@ LABELS: Final = {
     "登録者名": "registrant.name",
     "organization": "registrant.organization",
     "組織名": "registrant.organization",
+    # ne.jp names the network service, not an organisation: it is the holder all the same
+    # (``c. [ネットワークサービス名]`` / ``d. [Network Service Name]``; its kana reading
+    # ``b. [ねっとわーくさーびすめい]`` is not a name and is skipped)
+    "network service name": "registrant.organization",
+    "ネットワークサービス名": "registrant.organization",
     "name server": "ns",
     "ネームサーバ": "ns",
     "signing key": "dnskey",
