@@ -6,7 +6,11 @@ region were swapped; the .si statuses came out as two raw ``client_…`` words a
 ``G830057`` as the holder's name. Before the second pass: the ``ne.jp`` holder (``[Network
 Service Name]``) was empty, a redacted .ie holder gave ``missing:registrant.name`` (withheld, not
 missed), and NASK's ``renewal date: not defined`` gave ``unparsed_date`` and
-``missing:dates.expires`` (the registry says there is none).
+``missing:dates.expires`` (the registry says there is none); a stored .jp answer whose
+``[有効期限]`` label lost a character (``[有効限]``) had no expiry; IEDR's ``Locked status: YES``
+became a status "YES" and its ``Registrar Abuse Contact:`` was dropped; UARNet's ``Registrar
+Abuse Email/Phone`` (a lviv.ua answer relayed by whois.ua) were dropped. The .ar answer passed
+before too: it pins which object's date is the domain's.
 """
 
 from __future__ import annotations
@@ -189,6 +193,97 @@ RECORDS = [
         ),
         id="pl-renewal-not-defined",
     ),
+    pytest.param(
+        "jprs_amazon.jp.txt",
+        "jp",
+        Parsed(
+            registered=True,
+            domain="amazon.jp",
+            dates=Dates(
+                created="2010-09-22T00:00:00Z",
+                updated="2020-09-30T16:05:09Z",
+                expires="2021-09-30T00:00:00Z",
+            ),
+            status=("Active",),
+            name_servers=(
+                "ns1.p31.dynect.net",
+                "ns2.p31.dynect.net",
+                "pdns1.ultradns.net",
+                "pdns2.ultradns.net",
+                "pdns3.ultradns.org",
+                "pdns4.ultradns.org",
+                "pdns5.ultradns.info",
+                "pdns6.ultradns.co.uk",
+            ),
+            registrant=Contact(
+                name="Amazon, Inc.",
+                email="hostmaster@amazon.com",
+                phone="+81.342884000",
+                street=("Meguro-ku", "Arco Tower Annex", "8-1, Shimomeguro 1-chome"),
+                postal_code="150-0002",
+            ),
+        ),
+        id="jp-expiry-label-damaged",
+    ),
+    pytest.param(
+        "iedr_own_labels_google.ie.txt",
+        "ie",
+        Parsed(
+            registered=True,
+            domain="google.ie",
+            registrar=Registrar(
+                name="Markmonitor Inc", abuse_email="abusecomplaints@markmonitor.com"
+            ),
+            dates=Dates(created="2002-03-21T00:00:00Z", expires="2021-03-21T00:00:00Z"),
+            status=("Locked", "Active"),
+            name_servers=NS_GOOGLE[:3],
+            registrant=Contact(name="Google, Inc"),
+        ),
+        id="ie-own-labels",
+    ),
+    pytest.param(
+        "relay_example.lviv.ua.txt",
+        "ua",
+        Parsed(
+            registered=True,
+            domain="example.lviv.ua",
+            registrar=Registrar(
+                name="ua.imena",
+                url="http://www.imena.ua",
+                abuse_email="abuse@imena.ua",
+                abuse_phone="+380.442010102",
+                whois_server="whois.uar.net",
+            ),
+            dates=Dates(
+                created="2018-11-25T22:00:00Z",
+                updated="2021-10-17T07:34:03Z",
+                expires="2023-10-16T21:00:00Z",
+            ),
+            status=("clientTransferProhibited",),
+            name_servers=("mia.ns.cloudflare.com", "oswald.ns.cloudflare.com"),
+            referral="whois.uar.net",
+        ),
+        id="lviv.ua-relayed",
+    ),
+    pytest.param(
+        "nicar_google.ar.txt",
+        "ar",
+        Parsed(
+            registered=True,
+            domain="google.ar",
+            registrar=Registrar(name="nicar"),
+            # the domain object's own `registered:` (2019), not the holder contact's
+            # `created:` (2013) nor the name-server object's
+            dates=Dates(
+                created="2019-11-01T12:21:37Z",
+                updated="2019-11-01T12:28:38Z",
+                expires="2020-11-01T00:00:00Z",
+            ),
+            name_servers=("ns1.markmonitor.com", "ns3.markmonitor.com"),
+            registrant=Contact(name="GOOGLE INC."),
+        ),
+        id="ar-dated-objects",
+    ),
 ]
 
 
@@ -216,8 +311,9 @@ def test_ua_organisation_repeated_as_person_is_no_name() -> None:
 
 @pytest.mark.parametrize("first", ["Domain Name", "Domain"])
 def test_iedr_own_labels(first: str) -> None:
-    """IEDR's labels as issue 40 quotes them (no captured answer in this layout was found in
-    public test suites, so this text is written from the issue, not copied)."""
+    """IEDR's labels as issue 40 quotes them, with or without the ICANN ``Domain Name:`` line
+    (the captured answer of 2020 in this layout is ``iedr_own_labels_google.ie.txt`` above; a
+    lock word other than YES/NO is kept as written)."""
     text = (
         f"{first}: example.ie\nDomain Holder: Example Holdings Limited\n"
         "Account Name: Example Registrar Ltd\nRegistration Date: 21-March-2002\n"

@@ -26,6 +26,10 @@ _LINE: Final = re.compile(r"^\s*(?:[a-z]\.\s*)?\[([^\]\[]{1,40})\]\s*(.*?)\s*$")
 # parentheses tolerated for Japanese output.
 _STATE_DATE: Final = re.compile(r"^(.*?)\s*[(（]\s*(\d{4}[/-]\d{1,2}[/-]\d{1,2})\s*[)）]\s*$")
 
+# ``[有効期限]`` (expiry) as some stored answers have it with a character lost in a lossy
+# decode (``[有効限]``); no other JPRS label starts with 有効 ("valid").
+_EXPIRY_PREFIX: Final = "有効"
+
 LABELS: Final = {
     "domain name": "domain",
     "ドメイン名": "domain",
@@ -80,7 +84,7 @@ def parse_jprs(text: str) -> Builder:
                 target = None
             continue
         label = match[1].strip().lower()
-        target = LABELS.get(label)
+        target = LABELS.get(label) or ("expires" if label.startswith(_EXPIRY_PREFIX) else None)
         if target == "registrant.street":
             if address_label not in (None, label):
                 target = None
