@@ -9,8 +9,9 @@ missed), and NASK's ``renewal date: not defined`` gave ``unparsed_date`` and
 ``missing:dates.expires`` (the registry says there is none); a stored .jp answer whose
 ``[有効期限]`` label lost a character (``[有効限]``) had no expiry; IEDR's ``Locked status: YES``
 became a status "YES" and its ``Registrar Abuse Contact:`` was dropped; UARNet's ``Registrar
-Abuse Email/Phone`` (a lviv.ua answer relayed by whois.ua) were dropped. The .ar answer passed
-before too: it pins which object's date is the domain's.
+Abuse Email/Phone`` (a lviv.ua answer relayed by whois.ua) were dropped; an ac.jp answer whose
+``[Registered Date]`` is blank (JPRS has none for it) gave ``missing:dates.created``. The .ar
+answer passed before too: it pins which object's date is the domain's.
 """
 
 from __future__ import annotations
@@ -283,6 +284,23 @@ RECORDS = [
             registrant=Contact(name="GOOGLE INC."),
         ),
         id="ar-dated-objects",
+    ),
+    pytest.param(
+        "jprs_titech.ac.jp.txt",
+        "jp",
+        Parsed(
+            registered=True,
+            domain="titech.ac.jp",
+            dates=Dates(updated="2023-03-31T16:04:55Z", expires="2024-03-31T00:00:00Z"),
+            status=("Connected",),
+            name_servers=(
+                "ns.fujisawa.wide.ad.jp",
+                "ns1.noc.titech.ac.jp",
+                "ns2.noc.titech.ac.jp",
+            ),
+            registrant=Contact(organization="Tokyo Institute of Technology"),
+        ),
+        id="ac.jp-blank-registered-date",
     ),
 ]
 

@@ -106,7 +106,10 @@ def _apply(builder: Builder, target: str, value: str) -> None:
         if value:
             builder.set_dnssec(SIGNED)
     elif target in ("created", "expires", "updated"):
-        builder.set_date(target, value)
+        if value:
+            builder.set_date(target, value)
+        else:  # ``[Registered Date]`` left blank: JPRS has no such date (old ac.jp names)
+            builder.stated_absent.add(f"dates.{target}")
     elif target == "state":
         dated = _STATE_DATE.match(value)
         if dated is not None:  # "Connected (2026/03/31)", "To be suspended (2026/04/30)"
