@@ -36,7 +36,7 @@ from assetgate.packages import catalogs
 from assetgate.packages.catalogs import LibraryVersion
 from assetgate.packages.defaultfile import choose_default_file
 from assetgate.packages.integrity import Expected, expected_for_dist, needs_sri, parse_sri
-from assetgate.packages.packument import Unpublished
+from assetgate.packages.packument import Unpublished, parse_packument
 from assetgate.packages.registry import Registries, registry_host
 from assetgate.packages.store import FileRow, Store, StoreSink, VersionKey, VersionRow
 from assetgate.packages.tarball import (
@@ -217,7 +217,7 @@ class Packages:
         if saved is None or time.time() - saved[0] > STALE_IF_ERROR_S:
             return None
         try:
-            return catalogs.make_packument(name, saved[1])
+            return parse_packument(name, saved[1])
         except AppError:
             return None
 
