@@ -70,9 +70,10 @@ class Entry:
     validators: Validators
     size: int
     checked: float  # monotonic time of the last answer from the source; -inf: never (restart)
-    indexed: float = -float("inf")  # ``checked`` when its fingerprint was last shared (mounts)
+    indexed: float = -float("inf")  # ``checked`` when its fingerprint was last shared
     fingerprint: str | None = None  # hashed while written (None: a copy a previous run left)
     public: str | None = None  # the public path it answers ("/img/a.jpg"), for a purge
+    held: bool = True  # False once dropped or replaced: a request still holding it shares nothing
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -230,6 +231,7 @@ class Copies:
         old = self._entries.pop(ident, None)
         if old is not None:
             self.used_bytes -= old.size
+            old.held = False
         entry = Entry(
             str(final), got, size, now, fingerprint=sink.digest.hexdigest(), public=public
         )
@@ -352,6 +354,7 @@ class Copies:
         entry = self._entries.pop(ident, None)
         if entry is not None:
             self.used_bytes -= entry.size
+            entry.held = False
         path = self._path(ident)
         for stale in (path, path.with_suffix(".meta")):
             with contextlib.suppress(OSError):
