@@ -32,7 +32,6 @@ from starlette.responses import Response
 from assetgate.cache import Cache
 from assetgate.errors import AppError
 from assetgate.imaging.vips import engine_version
-from assetgate.minify.respond import is_asset
 from assetgate.optimizer import result_codec
 from assetgate.optimizer.openapi import make_paths
 from assetgate.optimizer.params import ALIASES, FILE_PARAM, AutoQuality
@@ -147,26 +146,26 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
         require_signature(state.signing_keys, name, params.multi_items(), signature, ALIASES)
     query = state.read_query(request.scope["query_string"], static_when_plain)
     tags = _tags(request, res.settings, name, tagged=query.image is not None)
-    ask = None  # the image variant, when worked out before the file is found
     fingerprints = res.mounts.fingerprints  # None: no result store, the nodes share nothing
-    if state.real_root is None:  # a bucket, an origin or several mounts (sources.mounts)
+    mounted = None  # a bucket, an origin or several mounts (sources.mounts)
+    if state.real_root is None:
         mounted = res.mounts.mount_of(name, reserved=RESERVED)  # the same path rules
         if mounted is None:
             raise AppError.not_found()
-        ident = mounted.shared
-        if ident is not None and fingerprints is not None and not is_asset(name):
-            ask = image_ask(request, state, query, ident)
-            if ask is not None and mounted.ask_others:
-                shared = await shared_answer(request, res, state, fingerprints, ident, ask, tags)
-                if shared is not None:  # rendered by another node: no source fetched, no render
-                    return shared
-        found = await res.mounts.locate(mounted)
-    else:
+    # the image variant, worked out once: for another node's rendering and for this one's
+    ask = image_ask(request, state, query, None if mounted is None else mounted.shared)
+    if mounted is None:
+        assert state.real_root is not None
         found = locate(state.real_root, name, reserved=RESERVED)
+    else:
+        shared = await shared_answer(request, res, state, mounted, ask, tags)
+        if shared is not None:  # rendered by another node: no source fetched, no render
+            return shared
+        found = await res.mounts.locate(mounted)
     if found is None:
         raise AppError.not_found()
     path = None if tags is None else tags.path
-    variant = variant_for(request, res, state, found, query, path, ask)  # 413 before it is read
+    variant = variant_for(request, res, state, found, query, ask, path)  # 413 before it is read
     version = await res.versions.identify(found.real, found.stat)
     if fingerprints is not None and variant.rendering is not None and isinstance(found, RemoteCopy):
         fingerprints.share(found, version)  # a remote copy's fingerprint, for the other nodes

@@ -48,7 +48,7 @@ from assetgate.serving.answer import AnyVariant, Rendering, Variant, answer_stor
 from assetgate.serving.prepared import Prepared
 from assetgate.serving.tags import Tags
 from assetgate.serving.versions import FileVersion, stat_key
-from assetgate.sources.fingerprints import SharedFingerprints
+from assetgate.sources.mounts import MountedPath
 from assetgate.web.cachestatus import CacheState
 from assetgate.web.caching import make_etag
 from assetgate.web.negotiation import joined_field
@@ -114,12 +114,12 @@ def variant_for(
     conditions: Conditions,
     found: Located,
     query: Query,
+    ask: ImageAsk | None,
     path: str | None = None,
-    ask: ImageAsk | None = None,
 ) -> AnyVariant:
     """What the request asks of the file ``found``; 413 for an image source over the limit.
-    ``path``: its public path, under which a rendering is entered in the purge index; ``ask``:
-    the image variant, when the route worked it out before the file was found."""
+    ``ask``: the image variant the query names (``image_ask``, worked out before the file was
+    found); ``path``: its public path, under which a rendering is entered in the purge index."""
     settings = res.settings
     if is_asset(found.real):
         floor = AssetFloor(res.minify_pool, res.assets, settings.asset_max_bytes)
@@ -128,7 +128,7 @@ def variant_for(
         return asset_variant(
             floor, found.real, found.stat.st_size, query.asset, accept_encoding, headers
         )
-    if query.image is None:
+    if ask is None:
         return static_variant(
             found.real, cache_control=settings.cache_control, cors=conditions.cors
         )
@@ -136,8 +136,6 @@ def variant_for(
         raise AppError.too_large(
             f"source file is over the limit of {settings.max_source_bytes} bytes"
         )
-    ask = ask or image_ask(request, conditions, query)
-    assert ask is not None
     work = _ImageWork(res, conditions, found, ask, path)
     return image_variant(conditions, ask, res.settings.cache_control, found.stat.st_size, work)
 
@@ -160,22 +158,22 @@ async def shared_answer(
     request: Request,
     res: Resources,
     conditions: Conditions,
-    fingerprints: SharedFingerprints,
-    ident: str,
-    ask: ImageAsk,
+    mounted: MountedPath,
+    ask: ImageAsk | None,
     tags: Tags | None = None,
 ) -> Response | None:
     """An image variant another node rendered, answered from the result store by the fingerprint
-    it shared for the object ``ident``, before this node fetches the source; None: the long way.
+    it shared for the remote object ``mounted`` names, before this node fetches the source; None:
+    the long way (not an image variant, nothing shared, a current copy here, not stored).
 
     The variant's alias is read while the fingerprint is (not for a conditional request: a 304
     needs no variant); the read is cancelled whenever it is not used."""
-    results = conditions.results
-    if results is None:
+    results, fingerprints, ident = conditions.results, res.mounts.fingerprints, mounted.shared
+    if ask is None or ask.alias is None or results is None or fingerprints is None:
         return None
-    early = None
-    if ask.alias is not None and not _conditional(request):
-        early = results.prefetch(ask.alias)
+    if ident is None or not mounted.ask_others or is_asset(mounted.key):
+        return None
+    early = None if _conditional(request) else results.prefetch(ask.alias)
     try:
         version = await fingerprints.read(ident)
         if version is None or version.size > res.settings.max_source_bytes:
