@@ -147,16 +147,15 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
     query = state.read_query(request.scope["query_string"], static_when_plain)
     tags = _tags(request, res.settings, name, tagged=query.image is not None)
     fingerprints = res.mounts.fingerprints  # None: no result store, the nodes share nothing
-    mounted = None  # a bucket, an origin or several mounts (sources.mounts)
+    mounted = None  # a bucket, an origin or several mounts (sources.mounts): the same path rules
     if state.real_root is None:
-        mounted = res.mounts.mount_of(name, reserved=RESERVED)  # the same path rules
-        if mounted is None:
-            raise AppError.not_found()
+        mounted = res.mounts.mount_of(name, reserved=RESERVED)
     # the image variant, worked out once: for another node's rendering and for this one's
     ask = image_ask(request, state, query, None if mounted is None else mounted.shared)
-    if mounted is None:
-        assert state.real_root is not None
+    if state.real_root is not None:
         found = locate(state.real_root, name, reserved=RESERVED)
+    elif mounted is None:
+        raise AppError.not_found()
     else:
         shared = await shared_answer(request, res, state, mounted, ask, tags)
         if shared is not None:  # rendered by another node: no source fetched, no render
