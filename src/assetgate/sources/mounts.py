@@ -152,7 +152,8 @@ class Mounts:
         for path in paths:
             mounted = self.mount_of(path.lstrip("/"), reserved=())
             if mounted is not None and mounted.backend.remote is not None:
-                idents.add(self.copies.ident(mounted.backend.remote, mounted.key))
+                remote = mounted.backend.remote
+                idents.add(mounted.shared or self.copies.ident(remote, mounted.key))
         return idents
 
     def purge_copies(self, paths: list[str], prefixes: list[str]) -> list[str]:
