@@ -66,6 +66,8 @@ OK: Final = "ok"
 
 @dataclass(slots=True)
 class Entry:
+    """One copy's record in the index: where it is, what the source said, what it was hashed to."""
+
     path: str
     validators: Validators
     size: int
