@@ -49,7 +49,7 @@ from assetgate.cache.objects import ObjectTier
 from assetgate.cache.prefetch import Prefetch
 from assetgate.cache.purgeindex import PurgeIndex
 from assetgate.cache.shared import SharedTier
-from assetgate.errors import AppError
+from assetgate.errors import AppError, Unavailable
 from assetgate.operations.metrics import Metrics
 
 T = TypeVar("T")
@@ -216,7 +216,11 @@ class Cache(Generic[T]):
             if done.cancelled():
                 return
             error = done.exception()
-            if isinstance(error, AppError) and error.status != 503 and self._negative_ttl_s > 0:
+            if (
+                isinstance(error, AppError)
+                and not isinstance(error, Unavailable)
+                and self._negative_ttl_s > 0
+            ):
                 self._failures.put(key, error, 1, self._negative_ttl_s)
 
         task.add_done_callback(finished)

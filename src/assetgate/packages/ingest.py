@@ -31,7 +31,7 @@ import httpx
 
 from assetgate.cache import Cache, Codec, dataclass_codec, memory_codec
 from assetgate.cpu.workgate import WorkGate
-from assetgate.errors import AppError
+from assetgate.errors import AppError, NotFound, Overloaded, TimedOut
 from assetgate.packages import catalogs
 from assetgate.packages.catalogs import LibraryVersion
 from assetgate.packages.defaultfile import choose_default_file
@@ -133,7 +133,7 @@ def refused(what: str, registry: str, code: int) -> AppError:
 
 
 def _upstream_failure(exc: AppError, what: str) -> AppError:
-    if exc.status == 404:
+    if isinstance(exc, NotFound):
         return AppError.not_found(f"{what} not found")
     return AppError.upstream(f"{what}: {exc.message}")
 
@@ -195,9 +195,9 @@ class Packages:
         except catalogs.UpstreamRefused as exc:
             # Not an outage: no stale copy hides a token that is missing, revoked or refused.
             raise refused(name, registry, exc.code) from None
+        except NotFound as exc:
+            raise AppError.not_found("package not found") from exc
         except AppError as exc:
-            if exc.status == 404:
-                raise AppError.not_found("package not found") from exc
             stale = await self._stale_packument(name)
             if stale is None:
                 raise _upstream_failure(exc, "registry") from exc
@@ -291,7 +291,7 @@ class Packages:
         try:
             unpacked = await self.gate.run(unpack, tarball, sink, self.limits)
         except AppError as exc:
-            if exc.status != 503:  # the archive itself was refused, not the CPU door
+            if not isinstance(exc, Overloaded):  # the archive itself was refused, not the door
                 log.warning("refused %s@%s: %s", key[1], key[2], exc.message)
             raise
         manifest: object = {}
@@ -355,7 +355,7 @@ class Packages:
         except BadBody as exc:
             raise AppError.upstream(f"{what}: upstream {exc.reason}") from exc
         except TimeoutError as exc:
-            raise AppError.upstream(f"{what}: download timed out", status=504) from exc
+            raise TimedOut(f"{what}: download timed out") from exc
         except httpx.HTTPError as exc:
             raise AppError.upstream(f"{what}: upstream unreachable") from exc
         if expected is not None and digest is not None and not expected.matches(digest.digest()):

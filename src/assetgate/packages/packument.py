@@ -17,20 +17,20 @@ from typing import Final
 
 import ijson
 
-from assetgate.errors import AppError
+from assetgate.errors import AppError, NotFound
 from assetgate.packages.integrity import parse_sri
 from assetgate.packages.versions import Dist, Packument, is_exact, is_tag
 
 MAX_DESCRIPTION_CHARS: Final = 1024
 
 
-class Unpublished(AppError):
+class Unpublished(NotFound):
     """A registry document with no versions and no dist-tags: every version was unpublished
     (npm keeps ``{"name", "time": {"unpublished": …}}``), or none was ever published. Not an
     upstream failure: a 404 saying so."""
 
     def __init__(self, name: str) -> None:
-        super().__init__(404, f"{name} has no published versions")
+        super().__init__(f"{name} has no published versions")
 
 
 def _str(value: object) -> str | None:

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from assetgate.errors import AppError
+from assetgate.errors import AppError, NotFound, TimedOut, Unavailable, UpstreamFailed
 from assetgate.operations.metrics import Metrics
 from assetgate.sources.copy_writer import (
     FULL_ERRNOS,
@@ -167,8 +167,8 @@ class Copies:
                 log.warning("source cache disk is full; new objects are answered 503")
             self.full = True
             self._event("disk_full")
-            raise AppError(
-                503, "source cache is full, retry later", headers={"Retry-After": "5"}
+            raise Unavailable(
+                "source cache is full, retry later", headers={"Retry-After": "5"}
             ) from None
 
     async def _fetch(
@@ -200,9 +200,9 @@ class Copies:
         except AppError as exc:
             tmp.unlink(missing_ok=True)
             self._fetched(remote, started, 0, error=str(exc.status))
-            if exc.status == 404:
+            if isinstance(exc, NotFound):
                 self._forget(ident)
-            elif exc.status in (502, 504) and entry is not None:
+            elif isinstance(exc, (UpstreamFailed, TimedOut)) and entry is not None:
                 return self._stale(remote, ident, entry)
             raise
         except (OSError, WriteFailed) as exc:

@@ -22,7 +22,7 @@ from typing import Final
 
 from assetgate.cache import SharedTier
 from assetgate.cache.objects import ObjectTier, s3_store
-from assetgate.errors import AppError
+from assetgate.errors import NotFound
 from assetgate.operations.metrics import Metrics
 from assetgate.serving.versions import SMALL_FILE_BYTES, FileVersions
 from assetgate.settings import Settings
@@ -133,10 +133,8 @@ class Mounts:
         try:
             public = "/" + backend.mount.prefix + mounted.key
             copy = await self.copies.locate(backend.remote, mounted.key, self.max_bytes, public)
-        except AppError as exc:
-            if exc.status == 404:
-                return None
-            raise
+        except NotFound:
+            return None
         fingerprint = copy.entry.fingerprint
         if (
             self.versions is not None

@@ -45,7 +45,7 @@ from limits.aio.storage import Storage
 from limits.aio.strategies import MovingWindowRateLimiter
 from limits.storage import storage_from_string
 
-from assetgate.errors import AppError
+from assetgate.errors import AppError, Unavailable
 from assetgate.settings import Settings
 
 log = logging.getLogger("assetgate.ratelimit")
@@ -305,8 +305,7 @@ class RateLimiter:
     def _outage_answer(self) -> dict[str, str]:
         if self.fail_open:
             return {}
-        raise AppError(
-            503,
+        raise Unavailable(
             "rate limiter unavailable, retry later",
             headers={"Retry-After": str(OUTAGE_RETRY_AFTER_S)},
         )
