@@ -31,8 +31,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from assetgate.cache import s3_store
-from assetgate.cli.preflight import directory_problem, problems
-from assetgate.cli.settings_errors import load_settings
+from assetgate.cli.preflight import (
+    SettingsRefused,
+    checked_settings,
+    directory_problem,
+    name_warnings,
+)
 from assetgate.errors import AppError
 from assetgate.imaging import vips
 from assetgate.imaging.formats import IMAGE_EXTENSIONS
@@ -140,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
         variants = tuple({**query, "width": str(w)} for w in widths) or (query,)
         for variant in variants:
             parse_spec(variant)  # every flag checked before any work
-        settings = load_settings({}, {})
+        settings = checked_settings()
         for variant in variants:
             parse_spec(variant, AutoQuality.from_settings(settings))
     except AppError as exc:
@@ -148,10 +152,12 @@ def run(args: argparse.Namespace) -> int:
         text = exc.message.removeprefix(f"{exc.param}: ") if exc.param else exc.message
         print(f"assetgate: {flag(name)}: {text}", file=sys.stderr)
         return 2
-    except SystemExit as exc:
-        print(exc.code, file=sys.stderr)
+    except SettingsRefused as exc:
+        print(exc, file=sys.stderr)
         return 2
-    found = problems(settings) or _run_problems(args, query, settings)
+    for line in name_warnings():
+        print(line, file=sys.stderr)
+    found = _run_problems(args, query, settings)
     if found:  # one line each, before any work (never one failure per file)
         print("\n".join(found), file=sys.stderr)
         return 2

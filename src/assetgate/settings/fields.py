@@ -69,7 +69,8 @@ class Settings(BaseSettings):
     workers: Annotated[int, operator("server")] = Field(default=1, ge=1, le=64)
     """uvicorn worker processes. For images one process is as fast (its render threads use every
     core) at half the memory; one per core doubles the rate of cheap answers (304s, package
-    files).
+    files). The render threads and memory budgets derived from the machine are divided among
+    them.
     """
 
     trusted_proxies: Annotated[CommaList, operator("server")] = Field(default_factory=list)
@@ -152,18 +153,16 @@ class Settings(BaseSettings):
 
     # --- work: threads, queues, deadlines, memory ---------------------------------------------
     render_workers: Annotated[int, tuning("work", FROM_CORES)] = Field(default=0, ge=1)
-    """Image/minify jobs running at once per process. One more than the cores: a render's own
-    Python steps (which wait for the GIL) and libvips' hand-offs between its threads leave a
-    core idle now and then, and the extra thread fills it (2 cores: 3 threads serve 2–3.5 % more
-    renders a second than 2, at the same CPU per render; the cold path's peak RSS at c=16 rises
-    from ~116 to 130 MiB: [Benchmarks](benchmarks.md#three-render-threads-on-two-cores)). With
-    several worker processes, cores ÷ workers + 1 keeps memory down (2 workers on 2 cores at
-    c=16, alpha PNG → WebP: peak 310 → 272 MB, throughput within noise) at some robustness when
-    connections spread unevenly.
+    """Image jobs (renders and conversions) running at once per process: the work gate's threads.
+    CSS/JS minifying runs apart, in `ASSETGATE_MINIFY_WORKERS` processes, and ES module builds in
+    `ASSETGATE_ESM_BUILD_WORKERS`. Unset, one more than the process's share of the cores (cores ÷
+    `ASSETGATE_WORKERS` + 1), which keeps every core busy while a render waits for the GIL.
     """
 
     render_queue: Annotated[int, tuning("work")] = Field(default=64, ge=0)
-    """Jobs allowed to wait; beyond → 503 with `Retry-After`."""
+    """Jobs allowed to wait for the work gate (and, in a line of their own, for the minify pool);
+    one more → 503 with `Retry-After`.
+    """
 
     render_queue_wait_s: Annotated[float, tuning("work")] = Field(default=10.0, gt=0)
     """Longest a job may wait for a worker; past it the answer is 503 with `Retry-After` (given at
@@ -193,7 +192,7 @@ class Settings(BaseSettings):
     derived default of a 4 GB machine (2150 MiB) a full-size WebP of a 49 MP RGBA image (~1.9
     GiB counted) fits; at 1 GB (307 MiB) a full-size WebP with alpha above ~7.5 MP does not
     ([Optimizer](optimizer.md#memory-limit), [Conversion](convert.md#memory-limit)). Together
-    with the budget this bounds a process' image memory at about this plus its baseline . `0`:
+    with the budget this bounds a process' image memory at about this plus its baseline. `0`:
     no limit, such a job runs alone.
     """
 
@@ -202,9 +201,10 @@ class Settings(BaseSettings):
 
     minify_workers: Annotated[int, tuning("work", FROM_CORES)] = Field(default=0, ge=0)
     """CSS/JS minifier processes per server process, and so the most `min=1`/`safe=1` jobs running
-    at once; they have their own queue (`ASSETGATE_RENDER_QUEUE`,
-    `ASSETGATE_RENDER_QUEUE_WAIT_S`) so image work never waits behind them
-    ([Optimizer](optimizer.md#optimizer-css-and-javascript-a)).
+    at once, apart from the work gate's threads: jobs wait for them in a line of their own
+    (as long as `ASSETGATE_RENDER_QUEUE`, for at most `ASSETGATE_RENDER_QUEUE_WAIT_S`), so image
+    work never waits behind CSS/JS ([Optimizer](optimizer.md#optimizer-css-and-javascript-a)).
+    Unset or `0`: half the cores, at least 1.
     """
 
     minify_timeout_s: Annotated[float, tuning("work")] = Field(default=5.0, gt=0)
@@ -369,7 +369,7 @@ class Settings(BaseSettings):
         default=None, repr=False, validate_default=True
     )
     """The secret every node shares (at least 32 characters), required with
-    `ASSETGATE_RESULT_STORE` (without it `assetgate serve` stops naming it, exit 2): each entry
+    `ASSETGATE_RESULT_STORE` (without it every entry point stops naming it, exit 2): each entry
     is sealed with a keyed MAC (BLAKE2b) over its name and bytes, so an entry forged, moved or
     written with another key is a miss with one warning
     ([Sources](sources.md#results-shared-by-every-node)). Changing it makes every stored entry a
@@ -424,7 +424,9 @@ class Settings(BaseSettings):
     """
 
     result_cache_memory_bytes: Annotated[int, tuning("caches")] = Field(default=64 * MIB, ge=0)
-    """Per-process memory tier in front of the result cache's disk (the hottest rendered images)."""
+    """Per-process memory tier in front of the result cache's disk (the hottest rendered images);
+    off with the result cache (`ASSETGATE_RESULT_CACHE_BYTES=0`).
+    """
 
     asset_cache_bytes: Annotated[int, tuning("caches")] = Field(default=64 * MIB, ge=0)
     """Memory budget of the minified/gzipped asset cache."""
@@ -449,7 +451,13 @@ class Settings(BaseSettings):
             "`npm config get registry`, else the registry recorded at install",
         ),
     ] = None
-    """npm registry base URL (the default registry; a scope's own comes from `ASSETGATE_NPMRC`)."""
+    """npm registry base URL: the default registry (a scope's own comes from `ASSETGATE_NPMRC`).
+    Where no npm is installed (the container image, a host without node), the registry recorded
+    by `python -m assetgate.packages.esm.install` in `<python prefix>/share/assetgate/npm-registry`
+    is the last resort: what npm said on the installing machine, npm's own default (the public
+    registry) unless that npm was pointed elsewhere. The registry in force and where it came from
+    are logged at start; with none, a warning says `/npm/` answers 502.
+    """
 
     npmrc: Annotated[Path | None, operator("packages")] = None
     """An `.npmrc` in npm's syntax: `registry=`, `@scope:registry=<url>`,
@@ -508,7 +516,11 @@ class Settings(BaseSettings):
     """Comma-separated globs of the names `ASSETGATE_PACKAGES_TOKEN` guards."""
 
     upstream_timeout_s: Annotated[float, tuning("packages")] = Field(default=10.0, gt=0)
-    """Timeout of every upstream HTTP request, seconds."""
+    """Timeout of each request of the shared HTTP client, seconds: package registries, library
+    catalogs, RDAP, the CDNs' purge APIs. Sources and the result store have their own deadlines
+    (`ASSETGATE_SOURCE_CONNECT_TIMEOUT_S`, `ASSETGATE_SOURCE_READ_TIMEOUT_S`), a whole whois
+    lookup `ASSETGATE_WHOIS_TIMEOUT_S`.
+    """
 
     search_cache_ttl_s: Annotated[float, tuning("packages")] = Field(default=60.0, ge=0)
     """Lifetime of cached search answers, seconds."""
@@ -522,7 +534,8 @@ class Settings(BaseSettings):
     esm_build_workers: Annotated[int, tuning("packages", FROM_CORES)] = Field(default=0, ge=0)
     """ES module builds running at once per server process: the build pool, apart from the work
     gate, so image renders never wait behind a build
-    ([Packages](packages.md#es-modules-esm-and-import-maps)).
+    ([Packages](packages.md#es-modules-esm-and-import-maps)). Unset or `0`: half the cores, at
+    least 1.
     """
 
     esm_build_queue: Annotated[int, tuning("packages")] = Field(default=16, ge=0)
@@ -560,9 +573,9 @@ class Settings(BaseSettings):
         str | None, operator("convert", "`ASSETGATE_REDIS_URL` when set, else `memory://`")
     ] = None
     """`memory://` (this process only) or `redis://host:port` (one budget for every process and
-    machine on it); set explicitly, it wins over `ASSETGATE_REDIS_URL`. `assetgate serve
-    --workers 2` or more refuses `memory://` while a part is rate limited: each worker would
-    keep its own budget and multiply the limit.
+    machine on it); set explicitly, it wins over `ASSETGATE_REDIS_URL`. With 2 or more
+    `ASSETGATE_WORKERS`, `memory://` is refused at start while a part is rate limited: each
+    worker would keep its own budget and multiply the limit.
     """
 
     rate_limit: Annotated[Rate, tuning("convert")] = "100/10 seconds"
@@ -576,7 +589,7 @@ class Settings(BaseSettings):
         default_factory=lambda: ["convert", "whois"]
     )
     """Parts that spend the shared budget (`optimizer`, `packages`, `convert`, `whois`); any other
-    name stops `assetgate serve` with a line naming it.
+    name stops the start with a line naming it.
     """
 
     upload_max_bytes: Annotated[int, tuning("convert")] = Field(default=25 * MIB, ge=1)
