@@ -38,6 +38,7 @@ from assetgate.errors import AppError
 from assetgate.imaging import vips
 from assetgate.imaging.formats import IMAGE_EXTENSIONS
 from assetgate.imaging.limits import DecodeLimits
+from assetgate.machine import usable_cores
 from assetgate.optimizer.params import AUTO_HIGH, AUTO_LOW, PARAMS, AutoQuality, Param
 from assetgate.optimizer.plan import Limits, Negotiation
 from assetgate.optimizer.render import Job, Outcome, prepare, render
@@ -71,7 +72,7 @@ def add_parser(sub: Any) -> None:
         metavar="W,W,...",
         help="one output per width (e.g. 320,640,1280), named <stem>-<W>w.<ext>",
     )
-    cmd.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel images")
+    cmd.add_argument("--jobs", type=int, default=usable_cores(), help="parallel images")
     group = cmd.add_argument_group("optimizer parameters (spec §4.1)")
     for param in IMAGE_PARAMS:
         if param.kind == "bool":
