@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from assetgate.cli.preflight import typo_warnings
+from assetgate.cli.preflight import SettingsRefused, checked_settings, typo_warnings
 from tests.serve_process import clean_env, run_cli, serve
 
 SERVERS = {"com": "127.0.0.1:4343"}
@@ -198,3 +198,19 @@ def test_a_loopback_origin_is_named_at_start_with_the_setting_that_allows_it(
         "assetgate: warning: ASSETGATE_ROOT: http://127.0.0.1:9/static is a private or loopback "
         "address, which origin fetches refuse; set ASSETGATE_ORIGIN_ALLOW_PRIVATE=true to allow it"
     ) in text
+
+
+def test_a_long_path_is_named_whole(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A value was cut at 80 characters, so a long path named another path."""
+    missing = tmp_path / ("a-long-directory-name-" * 5) / "work"
+    monkeypatch.setenv("ASSETGATE_WORK_DIR", str(missing))
+    with pytest.raises(SettingsRefused) as refused:
+        checked_settings()
+    assert str(refused.value) == (
+        f"assetgate: ASSETGATE_WORK_DIR: expected an existing directory, got '{missing}'"
+    )
+    monkeypatch.delenv("ASSETGATE_WORK_DIR")
+    monkeypatch.setenv("ASSETGATE_LOG_LEVEL", "x" * 100)
+    with pytest.raises(SettingsRefused) as refused:
+        checked_settings()
+    assert str(refused.value).endswith(f"got '{'x' * 79}…'")
