@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pyvips
 
-from assetgate.errors import AppError
+from assetgate.errors import AppError, TooLarge
 from assetgate.imaging.cost import JobTerms, fitting_pixels, mib, peak_bytes
 from assetgate.imaging.encode import encode
 from assetgate.imaging.formats import HEAD_BYTES, ImageInput, InputFormat, OutputFormat, sniff
@@ -128,8 +128,7 @@ class Probed:
         pixels = fitting_pixels(self.info, ceiling, **_cost_terms(reduced, self.info))
         width = min(plan.width - 1, math.isqrt(pixels * plan.width // max(1, plan.height)))
         hint = f"width={width} or less fits" if width >= 1 else "no smaller size fits either"
-        raise AppError(
-            413,
+        raise TooLarge(
             f"file: {what} needs about {mib(cost)} of memory at its peak, over the memory safety "
             f"limit of {mib(ceiling)} for one image job (ASSETGATE_RENDER_JOB_MEMORY_BYTES); "
             f"{hint}, or the operator can raise the limit",

@@ -31,7 +31,7 @@ from typing import Final
 
 from assetgate.cache import SharedTier
 from assetgate.cache.objects import ObjectTier, s3_store
-from assetgate.errors import AppError
+from assetgate.errors import NotFound
 from assetgate.operations.metrics import Metrics
 from assetgate.serving.versions import SMALL_FILE_BYTES, FileVersion, FileVersions
 from assetgate.settings import Settings
@@ -205,10 +205,8 @@ class Mounts:
         try:
             public = "/" + backend.mount.prefix + rest
             found = await self.copies.locate(backend.remote, rest, self.max_bytes, public)
-        except AppError as exc:
-            if exc.status == 404:
-                return None
-            raise
+        except NotFound:
+            return None
         if self.versions is not None and found.stat.st_size > SMALL_FILE_BYTES:
             held = self.copies.entry_at(found.real)
             if held is not None and held[1].fingerprint is not None:
