@@ -25,9 +25,10 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 import obstore
+from rich.console import Console
 
 from assetgate.cache import s3_store
-from assetgate.cli.optimize_report import Done, Output, Progress, Task, report
+from assetgate.cli.optimize_report import Done, Output, Task, progress_bar, report
 from assetgate.cli.preflight import (
     SettingsRefused,
     checked_settings,
@@ -201,7 +202,9 @@ def _optimize(
     ]
     vips.configure(settings)
     results = _run_all(tasks, dest, settings, max(1, jobs), watermarks)
-    print(report(results))
+    console = Console()
+    for part in report(results):
+        console.print(part)
     return 1 if any(done.error is not None for done in results) else 0
 
 
@@ -234,11 +237,11 @@ def _run_all(
 ) -> list[Done]:
     limits = Limits.from_settings(settings)
     results: list[Done] = []
-    with Progress(len(tasks), sys.stderr) as progress, ThreadPoolExecutor(jobs) as pool:
+    with progress_bar(len(tasks)) as advance, ThreadPoolExecutor(jobs) as pool:
         futures = [pool.submit(optimize_one, t, dest, limits, settings, watermarks) for t in tasks]
         for future in as_completed(futures):
             results.append(future.result())
-            progress.advance()
+            advance()
     return sorted(results, key=lambda done: str(done.task.relative))
 
 
