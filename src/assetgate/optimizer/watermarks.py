@@ -22,7 +22,7 @@ from types import MappingProxyType
 from typing import Final
 
 from assetgate.imaging.formats import FORMATS, sniff
-from assetgate.optimizer.params import GRAVITIES, NAME_PATTERN, Gravity
+from assetgate.optimizer.vocabulary import GRAVITIES, NAME_PATTERN, Gravity
 from assetgate.settings import json_value
 from assetgate.web.paths import locate
 
