@@ -22,8 +22,8 @@ import httpx
 from assetgate.errors import AppError, NotFound, TimedOut, UpstreamFailed
 from assetgate.packages.address import EXACT_LIBRARY_VERSION, LIBRARY_NAME, is_package_name
 from assetgate.packages.merge import Hit, Kind
-from assetgate.packages.packument import keep_tags, keep_version, parse_packument
-from assetgate.packages.versions import Dist, Packument, is_exact
+from assetgate.packages.packument import parse_packument
+from assetgate.packages.versions import Packument, is_exact
 from assetgate.web.upstream_body import BadBody, TooLarge, read_body
 
 PACKUMENT_MAX_BYTES: Final = 32 * 1024 * 1024  # ASSETGATE_PACKUMENT_MAX_BYTES' default
@@ -107,27 +107,6 @@ def packument_url(registry: str, name: str) -> str:
 
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def make_packument(name: str, doc: object) -> Packument:
-    """A registry-shaped document already parsed (the reduced copy kept for stale-if-error)."""
-    if not isinstance(doc, dict) or not isinstance(doc.get("versions"), dict):
-        raise AppError.upstream("registry answered an unexpected document")
-    dists: dict[str, Dist] = {}
-    deprecated: set[str] = set()
-    for version, meta in doc["versions"].items():
-        kept = keep_version(version, meta)
-        if kept is None:
-            continue
-        dists[version], is_deprecated = kept
-        if is_deprecated:
-            deprecated.add(version)
-    tags = keep_tags(doc.get("dist-tags"))
-    description = _str(doc.get("description")) or ""
-    latest = tags.get("latest")
-    if not description and latest and isinstance(doc["versions"].get(latest), dict):
-        description = _str(doc["versions"][latest].get("description")) or ""
-    return Packument(name, tags, dists, frozenset(deprecated), description)
 
 
 def packument_to_json(packument: Packument) -> dict[str, object]:

@@ -7,6 +7,10 @@ the bytes and hands over one version at a time; only ``dist`` and ``deprecated``
 the dist-tags and the description are kept, and the caller runs it on a worker thread, where
 each version handed back lets the event loop in. The byte cap is the caller's
 (``ASSETGATE_PACKUMENT_MAX_BYTES``, checked while the body arrives).
+
+This is the one parser of a package document: a registry's answer and the reduced copy the store
+keeps for stale-if-error (``catalogs.packument_text``, read back by ``Store.load_packument``) go
+through the same rules (exact versions only, sane tags, a tarball per version).
 """
 
 from __future__ import annotations

@@ -42,6 +42,7 @@ from typing import Final
 
 import anyio.to_thread
 
+from assetgate.breaker import Breaker
 from assetgate.errors import AppError, NotFound, TimedOut, Unavailable, UpstreamFailed
 from assetgate.operations.metrics import Metrics
 from assetgate.serving.versions import Fingerprint
@@ -143,6 +144,10 @@ def _write_at(fd: int, chunk: bytes | memoryview, offset: int) -> None:
         view, offset = view[written:], offset + written
 
 
+def _failing(source: str) -> None:
+    log.warning("source %s failing; serving the copies held here", source)
+
+
 class Copies:
     def __init__(
         self, root: Path, budget_bytes: int, ttl_s: float, metrics: Metrics | None = None
@@ -154,7 +159,7 @@ class Copies:
         self.used_bytes = 0
         self._entries: OrderedDict[str, Entry] = OrderedDict()
         self._flights: dict[str, asyncio.Task[Located]] = {}
-        self._stale_logged: set[str] = set()
+        self._failing: dict[str, Breaker] = {}  # per source name: logged once while it fails
         self._by_path: dict[str, str] = {}
         self.full = False  # the last copy could not be written for lack of space
         self.swept = sweep_partials(root / "tmp")
@@ -274,7 +279,8 @@ class Copies:
             tmp.unlink(missing_ok=True)
             raise
         now = time.monotonic()
-        self._stale_logged.discard(remote.name)
+        if remote.name in self._failing:
+            self._failing[remote.name].succeeded()
         if got is None and entry is not None:  # not modified: the copy is current
             tmp.unlink(missing_ok=True)
             self._fetched(remote, started, 0, result="revalidated")
@@ -335,9 +341,12 @@ class Copies:
 
     def _stale(self, remote: Remote, ident: str, entry: Entry) -> Located:
         """The source failed: serve the copy, ask again after ``RETRY_S``."""
-        if remote.name not in self._stale_logged:
-            self._stale_logged.add(remote.name)
-            log.warning("source %s failing; serving the copies held here", remote.name)
+        breaker = self._failing.get(remote.name)
+        if breaker is None:
+            breaker = self._failing[remote.name] = Breaker(
+                cooldown_s=RETRY_S, on_open=lambda _exc: _failing(remote.name)
+            )
+        breaker.failed()
         entry.checked = time.monotonic() - self.ttl_s + min(RETRY_S, self.ttl_s)
         self._entries[ident] = entry
         self._count(remote, "stale")
