@@ -40,10 +40,12 @@ from assetgate.imaging import vips
 from assetgate.imaging.formats import IMAGE_EXTENSIONS
 from assetgate.imaging.limits import DecodeLimits
 from assetgate.machine import usable_cores
-from assetgate.optimizer.params import AUTO_HIGH, AUTO_LOW, PARAMS, AutoQuality, Param
+from assetgate.optimizer.param_row import Param
+from assetgate.optimizer.params import PARAMS
 from assetgate.optimizer.plan import Limits, Negotiation
 from assetgate.optimizer.render import Job, Outcome, prepare, render
 from assetgate.optimizer.spec import parse_spec
+from assetgate.optimizer.vocabulary import AUTO_HIGH, AUTO_LOW, AutoQuality
 from assetgate.optimizer.watermark_images import checker
 from assetgate.optimizer.watermarks import NO_WATERMARKS, Watermarks, parse_watermarks
 from assetgate.settings import Settings

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from assetgate.imaging.formats import MEDIA_TYPES
-from assetgate.optimizer.params import OPENAPI_PARAMS, Param
+from assetgate.optimizer.param_row import Param
+from assetgate.optimizer.params import OPENAPI_PARAMS
 from assetgate.web.openapi import error_responses
 
 _BINARY: Final = {"type": "string", "format": "binary"}

@@ -34,12 +34,13 @@ from assetgate.errors import AppError
 from assetgate.imaging.vips import engine_version
 from assetgate.optimizer import result_codec
 from assetgate.optimizer.openapi import make_paths
-from assetgate.optimizer.params import ALIASES, FILE_PARAM, AutoQuality
+from assetgate.optimizer.params import ALIASES, FILE_PARAM
 from assetgate.optimizer.plan import Limits
 from assetgate.optimizer.presets import PRESET_PARAM, load_presets, transforms
 from assetgate.optimizer.queries import QueryReader, query_reader
 from assetgate.optimizer.render import Outcome
 from assetgate.optimizer.variants import image_ask, shared_answer, variant_for
+from assetgate.optimizer.vocabulary import AutoQuality
 from assetgate.optimizer.watermark_images import checker
 from assetgate.optimizer.watermarks import NO_WATERMARKS, Watermarks, fingerprint, parse_watermarks
 from assetgate.part import PageLink, Part, part_state
