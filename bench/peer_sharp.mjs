@@ -2,7 +2,7 @@
 // GET /healthz -> 200; GET /<file>?width=N&format=jpeg|webp -> the resized image.
 // Settings mirror assetgate's defaults (passed in by the bench, read from assetgate's settings):
 // JPEG quality Q with Huffman optimisation, 4:2:0 chroma and quantisation table 2 (assetgate's
-// imaging.encode.JPEG_OPTIONS; no other mozjpeg preset); WebP quality Q at effort E;
+// imaging.formats.FORMATS["jpeg"].saver.options; no other mozjpeg preset); WebP quality Q at effort E;
 // metadata dropped (sharp's default). sharp.concurrency(1); libuv pool from UV_THREADPOOL_SIZE.
 import http from "node:http";
 import path from "node:path";

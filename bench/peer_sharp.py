@@ -25,7 +25,8 @@ while assetgate resizes to 267 rows, so the outputs would differ by a fraction o
   (the cold path; the on-disk result cache would otherwise answer repeats);
 * ``bench/peer_sharp.mjs``: ``sharp.concurrency(1)``, libuv pool ``UV_THREADPOOL_SIZE`` = cores,
   JPEG with Huffman optimisation, 4:2:0 chroma and quantisation table 2 (assetgate's JPEG
-  options, ``imaging.encode.JPEG_OPTIONS``; no other mozjpeg preset), WebP at the same effort.
+  options, ``imaging.formats.FORMATS["jpeg"].saver.options``; no other mozjpeg preset), WebP at
+  the same effort.
   sharp is installed by this script with npm into ``bench/.work/sharp`` (git-ignored).
 
 Load is ``wrk`` with 4 keep-alive connections. Within a round the two servers alternate, and the

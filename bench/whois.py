@@ -34,7 +34,7 @@ in the same run:
    whois-parser has ``nil`` is counted apart (often a value its parser does not read, sometimes
    one we invented). Prints the share of values right per whois server (``--show SERVER``
    lists the misses). Results in docs/whois.md.
-4. Held-out current answers (``--heldout``): registry answers captured 2025-2026 that other
+4. Held-out current answers (``--heldout``): registry answers captured 2023-2026 that other
    projects publish in their test suites (sources in tests/whois/heldout/README.md), each with
    every value written down by hand in ``expected.json``, nulls included. No parser rule was
    written from them; a miss here is reported, not tuned away. Prints the share per TLD.
@@ -452,7 +452,7 @@ def score_heldout(parsed: Parsed, expected: dict[str, object]) -> Score:
 
 
 def heldout_accuracy(root: Path, *, show: str | None) -> int:
-    """Current (2024-2026) registry answers, never used to write a parser rule: per TLD."""
+    """Current (2023-2026) registry answers, never used to write a parser rule: per TLD."""
     expected = json.loads((root / "expected.json").read_text(encoding="utf-8"))
     rows: dict[str, tuple[Score, int, int]] = {}
     for name, values in sorted(expected.items()):

@@ -1,10 +1,10 @@
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
+from assetgate.machine import usable_cores
 from assetgate.settings import DEMO_ROOT, Settings, renamed_in_use
 
 
@@ -15,7 +15,8 @@ def test_defaults_serve_the_demo_root(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_render_threads_default_to_one_more_than_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ASSETGATE_RENDER_WORKERS", raising=False)
-    assert Settings().render_workers == (os.cpu_count() or 1) + 1
+    monkeypatch.delenv("ASSETGATE_WORKERS", raising=False)
+    assert Settings().render_workers == usable_cores() + 1
     monkeypatch.setenv("ASSETGATE_RENDER_WORKERS", "2")
     assert Settings().render_workers == 2
 

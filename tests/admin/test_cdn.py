@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import logging
 import re
@@ -194,3 +195,38 @@ async def test_cloudfront_without_credentials_sends_nothing_and_says_why(
     assert api.seen == []
     assert outcome.failed == ["path:/a.jpg"]
     assert outcome.errors == ["no AWS credentials"]
+
+
+@pytest.mark.parametrize(
+    ("headers", "body", "error"),
+    [
+        # A stack of two gzips (a few KB that would make 16 MiB): refused before any decoding.
+        (
+            {"Content-Encoding": "gzip, gzip"},
+            gzip.compress(gzip.compress(b"\0" * (16 << 20), 1), 1),
+            "sent more than one content coding",
+        ),
+        # One honest coding, but far over what an acknowledgement needs: stopped at the cap.
+        (
+            {"Content-Encoding": "gzip"},
+            gzip.compress(b" " * (8 << 20), 1),
+            "an answer over 65536 bytes",
+        ),
+        ({}, b"{" + b" " * (1 << 20) + b'"success": true}', "an answer over 65536 bytes"),
+    ],
+)
+async def test_a_cdn_answer_is_read_through_the_capped_reader(
+    make_settings: Callable[..., Settings], headers: dict[str, str], body: bytes, error: str
+) -> None:
+    reply = (200, {"Content-Type": "application/json", **headers}, body)
+    with cdn_api(reply) as api:
+        settings = make_settings(
+            cdn_purge_url=f"{api.base}/client/v4", cdn_purge_zone="zone1", cdn_purge_token=CF_TOKEN
+        )
+        async with httpx.AsyncClient() as http:
+            (outcome,) = await cdn.purge(http, cdn.configured(settings), TAGS[:3])
+    assert outcome.acknowledged == []
+    assert outcome.failed == TAGS[:3]
+    assert outcome.errors == [error]
+    assert outcome.calls == 1  # the same answer again would not help
+    assert api.seen[0].headers["accept-encoding"] == "gzip, deflate"

@@ -10,7 +10,7 @@ from typing import Any, Literal
 import pytest
 
 from assetgate.cache import FOREVER, Cache, CodecError, bytes_codec, dataclass_codec
-from assetgate.errors import AppError
+from assetgate.errors import AppError, Unavailable
 from assetgate.operations.metrics import Metrics
 from tests.waiting import wait_until_async
 
@@ -156,7 +156,7 @@ async def test_remembered_failure_is_shared_for_the_negative_ttl_but_503_never()
     async def busy() -> bytes:
         nonlocal calls
         calls += 1
-        raise AppError(503, "busy")
+        raise Unavailable("busy")
 
     calls = 0
     for _ in range(2):

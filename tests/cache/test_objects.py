@@ -167,3 +167,105 @@ async def test_an_object_over_the_largest_entry_is_a_miss_and_none_is_written(
     assert writer is not None
     await writer
     assert await tier.get("images/largest") == largest
+
+
+class _SwitchableStore(BaseHTTPRequestHandler):
+    """An S3-like server that is down (503 to everything) or answers every GET with ``body``
+    (a ranged read's answer); it counts the requests it saw."""
+
+    protocol_version = "HTTP/1.1"
+    body = b""
+    down = False
+    seen = 0
+
+    def do_GET(self) -> None:
+        type(self).seen += 1
+        if type(self).down:
+            self.send_response(503)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        self.send_response(206)  # the whole object, as the ranged read asked (it asks more)
+        self.send_header("Content-Length", str(len(self.body)))
+        self.send_header("Content-Range", f"bytes 0-{len(self.body) - 1}/{len(self.body)}")
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def switchable_store() -> Iterator[S3Store]:
+    _SwitchableStore.body = seal(KEY, "entry", os.urandom(1000))
+    _SwitchableStore.down, _SwitchableStore.seen = True, 0
+    server = ThreadingHTTPServer(("127.0.0.1", pick_port()), _SwitchableStore)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield S3Store(
+            "results",
+            endpoint=f"http://127.0.0.1:{server.server_address[1]}",
+            access_key_id="k",
+            secret_access_key="s",
+            region="us-east-1",
+            virtual_hosted_style_request=False,
+            client_options={"allow_http": True},
+            retry_config={"max_retries": 0},
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def counts_of(metrics: Metrics) -> dict[str, float | None]:
+    sample = metrics.registry.get_sample_value
+    return {
+        result: sample("assetgate_result_store_requests_total", {"result": result})
+        for result in ("hit", "error", "skipped")
+    }
+
+
+async def test_a_failing_store_is_not_asked_again_during_its_cool_down(
+    switchable_store: S3Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Its breaker: one failure opens it, then reads are skipped (counted) without a request,
+    ``/readyz`` says it is down, and the warning is logged once."""
+    metrics = Metrics.build()
+    tier = ObjectTier(
+        switchable_store, key=KEY, max_entry_bytes=MAX_ENTRY, results=metrics.result_store,
+        retry_after_s=3600.0,
+    )  # fmt: skip
+    assert await tier.get("entry") is None
+    assert _SwitchableStore.seen == 1
+    _SwitchableStore.down = False
+    assert await tier.get("entry") is None
+    assert await tier.get("entry") is None
+    assert _SwitchableStore.seen == 1  # not asked while open
+    assert not tier.available
+    assert tier.state == "down (rendering locally)"
+    assert tier.put_later("entry", b"x") is None  # nor written to
+    assert counts_of(metrics) == {"hit": None, "error": 1, "skipped": 2}
+    warnings = [r.getMessage() for r in caplog.records if r.name == "assetgate.cache"]
+    assert warnings == ["result store unreachable (GenericError); rendering locally"]
+
+
+async def test_after_the_cool_down_one_read_probes_and_its_answer_closes_it(
+    switchable_store: S3Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    metrics = Metrics.build()
+    tier = ObjectTier(
+        switchable_store, key=KEY, max_entry_bytes=MAX_ENTRY, results=metrics.result_store,
+        retry_after_s=0.0,
+    )  # fmt: skip
+    assert await tier.get("entry") is None
+    assert tier.state == "down (rendering locally)"
+    _SwitchableStore.down = False
+    assert await tier.get("entry") == _SwitchableStore.body[OVERHEAD:]  # the probe
+    assert tier.state == OK
+    assert counts_of(metrics) == {"hit": 1, "error": 1, "skipped": None}
+    warnings = [r.getMessage() for r in caplog.records if r.name == "assetgate.cache"]
+    assert warnings == [
+        "result store unreachable (GenericError); rendering locally",
+        "result store reachable again; results shared",
+    ]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from assetgate.cli.preflight import typo_warnings
+from assetgate.cli.preflight import SettingsRefused, checked_settings, typo_warnings
 from tests.serve_process import clean_env, run_cli, serve
 
 SERVERS = {"com": "127.0.0.1:4343"}
@@ -76,21 +76,65 @@ def test_serve_says_one_line_and_exits_2_before_the_banner(tmp_path: Path, index
     assert done.stdout == ""
 
 
-def test_optimize_and_the_app_factory_check_the_same(tmp_path: Path) -> None:
-    env, line = cases(tmp_path)[0]
-    (tmp_path / "src").mkdir()
-    optimized = run_cli("optimize", str(tmp_path / "src"), str(tmp_path / "out"), env=env)
-    assert optimized.returncode == 2
-    assert optimized.stderr.splitlines() == [line]
-    factory = subprocess.run(
+def run_entry(entry: str, tmp: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """One entry point with ``env``: ``serve``, ``optimize`` or uvicorn's app factory."""
+    env = {"ASSETGATE_STORE": str(tmp / "s"), **env}
+    if entry == "serve":
+        return run_cli("serve", "--port", "0", env=env)
+    if entry == "optimize":
+        (tmp / "src").mkdir(exist_ok=True)
+        return run_cli("optimize", str(tmp / "src"), str(tmp / "out"), env=env)
+    return subprocess.run(
         [sys.executable, "-c", "from assetgate.cli.serve import app_factory; app_factory()"],
         env=clean_env(env),
         capture_output=True,
         text=True,
         timeout=60,
     )
-    assert factory.returncode == 2
-    assert factory.stderr.splitlines() == [line]
+
+
+@pytest.mark.parametrize("entry", ["optimize", "factory"])
+@pytest.mark.parametrize("index", range(8))
+def test_optimize_and_the_app_factory_check_the_same(
+    tmp_path: Path, entry: str, index: int
+) -> None:
+    """Every case ``serve`` refuses, the other two entry points refuse with the same line."""
+    env, line = cases(tmp_path)[index]
+    done = run_entry(entry, tmp_path, env)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [line]
+
+
+@pytest.mark.parametrize("entry", ["serve", "optimize", "factory"])
+def test_a_value_pydantic_refuses_is_one_line_at_every_entry_point(
+    tmp_path: Path, entry: str
+) -> None:
+    done = run_entry(entry, tmp_path, {"ASSETGATE_MAX_URL_BYTES": "eighty"})
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        "assetgate: ASSETGATE_MAX_URL_BYTES: input should be a valid integer, unable to parse "
+        "string as an integer, got 'eighty'"
+    ]
+
+
+@pytest.mark.parametrize("entry", ["serve", "optimize", "factory"])
+def test_a_part_check_is_one_line_at_every_entry_point(tmp_path: Path, entry: str) -> None:
+    """The checks that need a part's own table (here: the parts that spend the budget)."""
+    done = run_entry(entry, tmp_path, {"ASSETGATE_RATE_LIMIT_PARTS": "convert,wois"})
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        "assetgate: ASSETGATE_RATE_LIMIT_PARTS: no part 'wois' spends the budget (the parts "
+        "that can: convert, optimizer, packages, whois)"
+    ]
+
+
+def test_a_flag_is_named_as_typed(tmp_path: Path) -> None:
+    done = run_cli("serve", "--port", "0", "--root", str(tmp_path / "nowhere"),
+                   env={"ASSETGATE_STORE": str(tmp_path / "s")})  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"assetgate: --root: {tmp_path / 'nowhere'} is not a directory"
+    ]
 
 
 @pytest.mark.parametrize("inline", [True, False])
@@ -154,3 +198,19 @@ def test_a_loopback_origin_is_named_at_start_with_the_setting_that_allows_it(
         "assetgate: warning: ASSETGATE_ROOT: http://127.0.0.1:9/static is a private or loopback "
         "address, which origin fetches refuse; set ASSETGATE_ORIGIN_ALLOW_PRIVATE=true to allow it"
     ) in text
+
+
+def test_a_long_path_is_named_whole(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A value was cut at 80 characters, so a long path named another path."""
+    missing = tmp_path / ("a-long-directory-name-" * 5) / "work"
+    monkeypatch.setenv("ASSETGATE_WORK_DIR", str(missing))
+    with pytest.raises(SettingsRefused) as refused:
+        checked_settings()
+    assert str(refused.value) == (
+        f"assetgate: ASSETGATE_WORK_DIR: expected an existing directory, got '{missing}'"
+    )
+    monkeypatch.delenv("ASSETGATE_WORK_DIR")
+    monkeypatch.setenv("ASSETGATE_LOG_LEVEL", "x" * 100)
+    with pytest.raises(SettingsRefused) as refused:
+        checked_settings()
+    assert str(refused.value).endswith(f"got '{'x' * 79}…'")

@@ -23,6 +23,8 @@ from tests.conftest import require_binary
 from tests.deploy.test_debian_nginx import copy_stock_layout
 from tests.serve_process import pick_port, stop, wait_healthy
 
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # it builds a venv and installs esbuild
+
 REPO = Path(__file__).resolve().parents[2]
 HEADING = "### One Debian machine, top to bottom"
 

@@ -3,10 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import get_args
 
 import pytest
+import pyvips
+from PIL import Image as PILImage
 
-from assetgate.imaging.formats import as_output, codec_disabled, sniff
+from assetgate.imaging.formats import (
+    ANIMATED_FORMATS,
+    FORMATS,
+    IMAGE_EXTENSIONS,
+    INPUT_FORMATS,
+    MEDIA_TYPES,
+    OUTPUT_FORMATS,
+    HeaderCheck,
+    as_output,
+    codec_disabled,
+    sniff,
+)
 from tests.imaging import factory as make
 
 
@@ -80,3 +94,48 @@ def test_codec_disabled_aliases() -> None:
     assert codec_disabled("apng", ["png"])
     assert not codec_disabled("png", ["apng"])
     assert not codec_disabled("webp", [])
+
+
+# --- the format table ---------------------------------------------------------------------------
+
+
+def test_the_table_keeps_the_specs_extensions() -> None:
+    # Spec §4.1 ``file``: what convert and the listing accept, now the union of the rows.
+    assert {
+        "jpg", "jpeg", "jpe", "jfif", "png", "apng", "gif", "webp", "avif", "bmp", "dib",
+        "tif", "tiff", "tga", "icb", "vda", "vst", "pbm", "pgm", "ppm", "pnm", "heic", "heif",
+        "heics", "heifs", "hif",
+    } == IMAGE_EXTENSIONS  # fmt: skip
+
+
+def test_every_format_has_one_row_and_every_output_a_saver() -> None:
+    assert set(FORMATS) == set(INPUT_FORMATS)
+    for name, row in FORMATS.items():
+        assert row.name == name
+        assert name in row.codec_names  # the format's own name always switches it off
+        assert (row.saver is not None) == (name in OUTPUT_FORMATS)
+        assert row.served_as is None or FORMATS[row.served_as].saver is not None
+    assert dict(MEDIA_TYPES) == {
+        "jpeg": "image/jpeg",
+        "png": "image/png",
+        "gif": "image/gif",
+        "webp": "image/webp",
+        "avif": "image/avif",
+    }
+    assert {"gif", "webp", "apng"} == ANIMATED_FORMATS
+
+
+def test_the_rows_name_real_loaders_savers_and_checks() -> None:
+    # A misspelt name would only surface as a 501 or a KeyError on the first such file.
+    PILImage.init()  # Pillow registers its decoders lazily
+    for row in FORMATS.values():
+        for operation in (row.vips_loader, row.saver and row.saver.operation):
+            if operation:
+                assert pyvips.type_find("VipsOperation", operation), operation
+        if row.pillow_name is not None:
+            assert row.pillow_name in PILImage.OPEN, row.pillow_name
+        assert row.vips_loader is not None or row.pillow_use == "always"
+
+    assert {check for row in FORMATS.values() for check in row.header_checks} == set(
+        get_args(HeaderCheck)
+    )

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 import pyvips
 
-from assetgate.imaging.ssimulacra2 import Reference, blur_kernel, ssimulacra2
+from assetgate.imaging.gaussian import blur_kernel
+from assetgate.imaging.ssimulacra2 import Reference, ssimulacra2
 
 DATA = Path(__file__).parent.parent / "data" / "ssimulacra2"
 #: libjxl's ``ssimulacra2`` on the tank crop and its JPEG encodings.

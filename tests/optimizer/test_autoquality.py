@@ -143,8 +143,8 @@ def test_regula_falsi_on_a_curve_steep_at_the_top() -> None:
 
 
 def test_auto_in_a_preset_and_the_servers_default() -> None:
-    from assetgate.optimizer.params import AutoQuality
     from assetgate.optimizer.queries import read_query
+    from assetgate.optimizer.vocabulary import AutoQuality
 
     presets = {"hero": {"width": "800", "quality": "auto:80"}, "card": {"quality": "auto"}}
     hero = read_query(b"preset=hero", False, presets=presets).image

@@ -18,7 +18,8 @@ import httpx
 import pytest
 
 from assetgate.minify.spec import parse_asset_spec
-from assetgate.optimizer.params import OPENAPI_PARAMS, PARAMS, Param
+from assetgate.optimizer.param_row import Param
+from assetgate.optimizer.params import OPENAPI_PARAMS, PARAMS
 from assetgate.optimizer.spec import parse_spec
 from assetgate.web.caching import make_etag
 from tests.imaging import factory as make

@@ -7,6 +7,7 @@ import asyncio
 import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx
 import pytest
@@ -176,3 +177,31 @@ def test_the_stale_copy_is_encoded_a_version_at_a_time_to_the_same_json() -> Non
         'a "quoted" \\ description',
     )
     assert json.loads(packument_text(packument)) == packument_to_json(packument)
+    # and the one parser reads it back as it reads a registry's answer (stale-if-error)
+    assert parse_packument("odd", packument_text(packument).encode()) == packument
+
+
+def test_a_kept_copy_of_a_registry_document_is_parsed_by_the_same_rules(tmp_path: Path) -> None:
+    """The stale-if-error copy goes through ``parse_packument`` too: a version that is not exact
+    semver, a tag that is not sane, a version without a tarball are dropped there as well."""
+    from assetgate.packages.store import Store
+
+    store = Store(tmp_path, 1 << 20)
+    store.save_packument(
+        "p",
+        {
+            "name": "p",
+            "dist-tags": {"latest": "1.0.0", "bad tag": "1.0.0"},
+            "versions": {
+                "1.0.0": {"dist": {"tarball": "https://r.example/p-1.0.0.tgz"}},
+                "1.0.0\r\nX-Evil: 1": {"dist": {"tarball": "https://r.example/evil.tgz"}},
+                "2.0.0": {"dist": {}},
+            },
+        },
+    )
+    saved = store.load_packument("p")
+    store.close()
+    assert saved is not None
+    packument = parse_packument("p", saved[1])
+    assert dict(packument.dist_tags) == {"latest": "1.0.0"}
+    assert list(packument.dists) == ["1.0.0"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -85,7 +86,7 @@ def test_packuments_persist_for_stale_if_error(tmp_path: Path) -> None:
     store.save_packument("a", {"versions": {}})
     saved = store.load_packument("a")
     assert saved is not None
-    assert saved[1] == {"versions": {}}
+    assert json.loads(saved[1]) == {"versions": {}}
     store.close()
     again = Store(tmp_path, 1 << 20).load_packument("a")
     assert again is not None

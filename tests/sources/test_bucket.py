@@ -161,6 +161,44 @@ async def test_a_node_answers_what_another_rendered_from_the_result_store(
         assert ready.json()["checks"]["source /"] == "ok"
 
 
+async def test_node_b_answers_with_node_a_s_headers(
+    node: Callable[..., Settings], weed: Seaweed, bucket: str
+) -> None:
+    # Node B's answer from the store is served by the same steps as node A's kept rendering
+    # (serving.answer): the same fields with the same values, on the 200, HEAD and the 304.
+    weed.put(bucket, "img/a.bmp", quadrant_bmp())
+    store = {"result_store": f"s3://{bucket}/results"}
+    url = "/a.bmp?width=40"  # negotiated: Vary: Accept
+    accept = {"Accept": "image/webp,image/*"}
+    async with app_client(node("a", **store)) as a, app_client(node("b", **store)) as b:
+        made = await a.get(url, headers=accept)
+        assert made.headers["x-optimizer-cache"] == "MISS"
+        await _until_stored(weed, bucket, 3)  # the variant, its alias, the fingerprint
+        answers = {}
+        for name, client in (("a", a), ("b", b)):
+            got = await client.get(url, headers=accept)
+            head = await client.head(url, headers=accept)
+            etag = {**accept, "If-None-Match": made.headers["etag"]}
+            not_modified = await client.get(url, headers=etag)
+            answers[name] = (got, head, not_modified)
+    for mine, theirs in zip(answers["a"], answers["b"], strict=True):
+        assert mine.status_code == theirs.status_code
+        assert mine.content == theirs.content
+        assert _fields(mine.headers) == _fields(theirs.headers)
+    got, head, not_modified = answers["b"]
+    assert (got.status_code, head.status_code, not_modified.status_code) == (200, 200, 304)
+    assert got.headers["x-optimizer-cache"] == "HIT"
+    assert got.headers["cache-status"] == not_modified.headers["cache-status"] == "assetgate; hit"
+    assert got.headers["vary"] == "Accept"
+    assert head.content == b""
+
+
+def _fields(headers: Any) -> list[tuple[str, str]]:
+    """An answer's header fields but those every answer has its own of (id, date, rate limit)."""
+    own = ("x-request-id", "date", "ratelimit", "ratelimit-policy", "server")
+    return sorted((k.lower(), v) for k, v in headers.multi_items() if k.lower() not in own)
+
+
 def _prefetches() -> list[asyncio.Task[object]]:
     return [task for task in asyncio.all_tasks() if task.get_name() == PREFETCH_TASK]
 

@@ -14,7 +14,10 @@ tag of every folder prefix, every tag given) in the batches its API takes, each 
   invalidation``, SigV4 for ``cloudfront`` in us-east-1) with each tag as a ``#tag`` path, 100 a
   call; acknowledged with a 201. The distribution needs a ``CacheTagConfig`` naming ``Cache-Tag``.
 
-A token is never logged nor answered: a failure names the CDN and the status only.
+A token is never logged nor answered: a failure names the CDN and the status only. An answer's
+body is read through the one upstream reader (``web/upstream_body.py``: one coding at most,
+decoded off the loop) and only up to ``ANSWER_MAX_BYTES``: a CDN API acknowledges in a few
+hundred bytes, and a misbehaving or hostile endpoint must not make a purge hold a gigabyte.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import httpx
 from assetgate.admin.sigv4 import sign
 from assetgate.cache.objects import file_credentials
 from assetgate.settings import Settings
+from assetgate.web.upstream_body import ACCEPT_ENCODING, BadBody, TooLarge, read_body
 
 log = logging.getLogger("assetgate.purge")
 
@@ -42,6 +46,7 @@ ATTEMPTS: Final = 3
 FIRST_WAIT_S: Final = 0.2
 MAX_WAIT_S: Final = 2.0
 CLOUDFRONT_API: Final = "2020-05-31"
+ANSWER_MAX_BYTES: Final = 64 * 1024
 
 
 class Unconfigured(Exception):
@@ -62,7 +67,16 @@ class Cdn:
     name: str
     batch: int
     request: Callable[[list[str]], Call]
-    acknowledged: Callable[[httpx.Response], bool]
+    acknowledged: Callable[[Answer], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A CDN API's answer to one batch, its body read whole (at most ``ANSWER_MAX_BYTES``)."""
+
+    status: int
+    headers: httpx.Headers
+    body: bytes
 
 
 @dataclass(slots=True)
@@ -95,11 +109,14 @@ def _cloudflare(settings: Settings) -> Cdn | None:
     def request(tags: list[str]) -> Call:
         return Call(endpoint, headers, json.dumps({"tags": tags}).encode())
 
-    def acknowledged(answer: httpx.Response) -> bool:
+    def acknowledged(answer: Answer) -> bool:
+        if answer.status != 200:
+            return False
         try:
-            return answer.status_code == 200 and answer.json().get("success") is True
+            document = json.loads(answer.body)
         except ValueError:
             return False
+        return isinstance(document, dict) and document.get("success") is True
 
     return Cdn("cloudflare", 100, request, acknowledged)
 
@@ -118,7 +135,7 @@ def _fastly(settings: Settings) -> Cdn | None:
     def request(keys: list[str]) -> Call:
         return Call(endpoint, headers, json.dumps({"surrogate_keys": keys}).encode())
 
-    return Cdn("fastly", 256, request, lambda answer: answer.status_code == 200)
+    return Cdn("fastly", 256, request, lambda answer: answer.status == 200)
 
 
 def _aws_credentials() -> tuple[str, str, str | None] | None:
@@ -169,7 +186,7 @@ def _cloudfront(settings: Settings, now: Callable[[], datetime]) -> Cdn | None:
         )
         return Call(endpoint, headers, body)
 
-    return Cdn("cloudfront", 100, request, lambda answer: answer.status_code == 201)
+    return Cdn("cloudfront", 100, request, lambda answer: answer.status == 201)
 
 
 def configured(settings: Settings, now: Callable[[], datetime] | None = None) -> list[Cdn]:
@@ -178,7 +195,7 @@ def configured(settings: Settings, now: Callable[[], datetime] | None = None) ->
     return [cdn for cdn in found if cdn is not None]
 
 
-def _wait(answer: httpx.Response | None, attempt: int) -> float:
+def _wait(answer: Answer | None, attempt: int) -> float:
     wait: float = FIRST_WAIT_S * 2**attempt
     asked = None if answer is None else answer.headers.get("retry-after")
     if asked is not None and asked.strip().isdigit():
@@ -193,25 +210,40 @@ async def _send(http: httpx.AsyncClient, cdn: Cdn, batch: list[str], outcome: Cd
         except Unconfigured as exc:
             error = str(exc)
             break
-        answer: httpx.Response | None = None
+        answer: Answer | None = None
         outcome.calls += 1
         try:
-            answer = await http.post(call.url, headers=call.headers, content=call.body)
+            answer = await _post(http, call)
         except httpx.HTTPError as exc:
             error = type(exc).__name__
+        except (TooLarge, BadBody) as exc:  # asking again would get the same answer
+            error = (
+                exc.reason
+                if isinstance(exc, BadBody)
+                else f"an answer over {ANSWER_MAX_BYTES} bytes"
+            )
+            outcome.failures += 1
+            break
         else:
             if cdn.acknowledged(answer):
                 outcome.acknowledged += batch
                 return
-            error = f"HTTP {answer.status_code}"
+            error = f"HTTP {answer.status}"
         outcome.failures += 1
-        retry = answer is None or answer.status_code == 429 or answer.status_code >= 500
+        retry = answer is None or answer.status == 429 or answer.status >= 500
         if not retry or attempt == ATTEMPTS - 1:
             break
         await asyncio.sleep(_wait(answer, attempt))
     log.warning("%s purge failed (%s) for %d tags", cdn.name, error, len(batch))
     outcome.errors.append(error)
     outcome.failed += batch
+
+
+async def _post(http: httpx.AsyncClient, call: Call) -> Answer:
+    headers = {"Accept-Encoding": ACCEPT_ENCODING, **call.headers}
+    async with http.stream("POST", call.url, headers=headers, content=call.body) as response:
+        body = await read_body(response, ANSWER_MAX_BYTES)
+        return Answer(response.status_code, response.headers, body)
 
 
 async def purge(

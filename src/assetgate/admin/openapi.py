@@ -6,8 +6,7 @@ from typing import Any, Final
 
 from assetgate.admin.orders import MAX_CHARS, MAX_ITEMS
 from assetgate.serving.tags import MAX_TAG_CHARS
-
-_ERROR: Final = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+from assetgate.web.openapi import error_responses
 
 
 def _list(max_chars: int, example: str) -> dict[str, Any]:
@@ -44,12 +43,16 @@ OPENAPI: Final[dict[str, Any]] = {
                     "what each CDN acknowledged.",
                     "content": {"application/json": {"schema": {"type": "object"}}},
                 },
-                "400": {"description": "A field of the body is wrong.", "content": _ERROR},
-                "401": {"description": "Token missing or wrong.", "content": _ERROR},
-                "404": {"description": "Purge is off (no admin token).", "content": _ERROR},
-                "405": {"description": "Not a POST.", "content": _ERROR},
-                "413": {"description": "Body over 1 MiB.", "content": _ERROR},
-                "503": {"description": "A tier cannot answer; retry.", "content": _ERROR},
+                **error_responses(
+                    {
+                        "400": "A field of the body is wrong.",
+                        "401": "Token missing or wrong.",
+                        "404": "Purge is off (no admin token).",
+                        "405": "Not a POST.",
+                        "413": "Body over 1 MiB.",
+                        "503": "A tier cannot answer; retry.",
+                    }
+                ),
             },
         }
     }

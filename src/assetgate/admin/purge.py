@@ -23,7 +23,7 @@ from assetgate.admin import cdn
 from assetgate.admin.log import PurgeLog
 from assetgate.admin.node import Apply, purge_shared
 from assetgate.admin.orders import Order, PurgeRequest
-from assetgate.errors import AppError
+from assetgate.errors import AppError, Unavailable
 from assetgate.resources import Resources
 from assetgate.serving.tags import dir_tag, path_tag
 
@@ -40,7 +40,7 @@ class AdminState:
 
 def _failed(res: Resources, message: str) -> AppError:
     res.metrics.purges.labels(result="failed").inc()
-    return AppError(503, message, headers={"Retry-After": "5"})
+    return Unavailable(message, headers={"Retry-After": "5"})
 
 
 async def run_purge(res: Resources, state: AdminState, asked: PurgeRequest) -> dict[str, object]:

@@ -1,21 +1,24 @@
 """Values <-> bytes for the tiers that leave the process (disk, Redis).
 
 The memory tier keeps the objects themselves; disk and Redis keep bytes. Answers are frozen
-dataclasses, so one JSON codec driven by their type hints covers them all; no ``pickle``, because
-whatever can write to Redis must not be able to run code in every worker that reads it.
+dataclasses, so one JSON codec driven by their type hints covers them all: pydantic's
+``TypeAdapter`` (already the settings' library), which checks the stored JSON against the hints on
+the way back. No ``pickle``, because whatever can write to Redis must not be able to run code in
+every worker that reads it.
+
+The stored JSON is the one the hand-written codec before it wrote (field names as keys, tuples and
+frozensets as arrays, datetimes in ISO 8601), so entries written by the previous release still
+read (``tests/cache/test_codec.py`` holds one such entry).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import json
-import types
-import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, Generic, TypeVar
+
+from pydantic import TypeAdapter, ValidationError
 
 T = TypeVar("T")
 
@@ -33,71 +36,20 @@ class Codec(Generic[T]):
 
 def dataclass_codec(cls: type[T]) -> Codec[T]:
     """JSON over the fields of the frozen dataclass ``cls`` (nested dataclasses, tuples, dicts)."""
+    adapter = TypeAdapter(cls)
 
     def encode(value: T) -> bytes:
-        return json.dumps(_plain(value), separators=(",", ":")).encode()
+        return adapter.dump_json(value)
 
     def decode(data: bytes) -> T:
         try:
-            return typing.cast(T, _build(cls, json.loads(data)))
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            raise CodecError(f"not a stored {cls.__name__}: {exc}") from exc
+            return adapter.validate_json(data)
+        except ValidationError as exc:
+            first = exc.errors()[0] if exc.error_count() else {"msg": "invalid"}
+            where = ".".join(str(part) for part in first.get("loc", ()))
+            raise CodecError(f"not a stored {cls.__name__}: {where} {first['msg']}") from None
 
     return Codec(encode, decode, lambda value: len(encode(value)) * 2)
-
-
-def _plain(value: object) -> object:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, tuple | list | frozenset | set):
-        items = [_plain(item) for item in value]
-        return sorted(items, key=repr) if isinstance(value, frozenset | set) else items
-    if isinstance(value, Mapping):
-        return {str(key): _plain(item) for key, item in value.items()}
-    return value
-
-
-@functools.cache
-def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
-
-
-def _build(hint: Any, data: Any) -> Any:
-    if hint is Any:
-        return data
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):
-        if data is None and type(None) in args:
-            return None
-        options = [arg for arg in args if arg is not type(None)]
-        return _build(options[0], data)
-    if origin is typing.Literal:
-        if data not in args:
-            raise ValueError(f"{data!r} is not one of {args}")
-        return data
-    if origin is tuple:
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_build(args[0], item) for item in data)
-        return tuple(_build(arg, item) for arg, item in zip(args, data, strict=True))
-    if origin is frozenset:
-        return frozenset(_build(args[0], item) for item in data)
-    if origin in (dict, Mapping) or hint in (dict, Mapping):
-        value_hint = args[1] if args else Any
-        return {str(key): _build(value_hint, item) for key, item in data.items()}
-    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        hints = _hints(hint)
-        fields = {f.name for f in dataclasses.fields(hint)}
-        return hint(**{name: _build(hints[name], data[name]) for name in fields if name in data})
-    if hint is datetime:
-        return datetime.fromisoformat(data)
-    if hint is float and isinstance(data, int) and not isinstance(data, bool):
-        return float(data)
-    if hint in (str, int, float, bool) and not isinstance(data, hint):
-        raise ValueError(f"expected {hint.__name__}, got {type(data).__name__}")
-    return data
 
 
 def join_head(head: Mapping[str, object], body: bytes) -> bytes:

@@ -1,7 +1,8 @@
 """``Cache``: get-or-compute over the tiers, with single flight, TTL and remembered failures.
 
 Lookup order: process memory, then the local disk, then Redis, then the shared result store (an
-S3 bucket every node reads: ``cache.objects``); a hit in a lower tier is copied up. A write to the
+S3 bucket every node reads: ``cache.objects``); a hit in a lower tier is copied up. The tiers below
+memory are ``cache.tiers`` (``LowerTiers``): this module is the layer over them. A write to the
 result store runs in the background and never delays the answer.
 A miss is computed once however many requests ask for the same key at the same time.
 
@@ -36,24 +37,23 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Final, Generic, TypeVar
 
-import anyio.to_thread
 from cachetools import LRUCache
 from prometheus_client import Counter
 
-from assetgate.cache.codec import Codec, CodecError
+from assetgate.cache.codec import Codec
 from assetgate.cache.disk import DiskTier
-from assetgate.cache.entry import pack, unpack, with_key
+from assetgate.cache.entry import pack, with_key
 from assetgate.cache.lock import POLL_S, WAIT_S, RenderLock
 from assetgate.cache.memory import MemoryTier
 from assetgate.cache.objects import ObjectTier
 from assetgate.cache.prefetch import Prefetch
 from assetgate.cache.purgeindex import PurgeIndex
 from assetgate.cache.shared import SharedTier
-from assetgate.errors import AppError
+from assetgate.cache.tiers import FOREVER, LowerTiers
+from assetgate.errors import AppError, Unavailable
 from assetgate.operations.metrics import Metrics
 
 T = TypeVar("T")
-FOREVER: Final = math.inf
 MAX_FAILURES: Final = 10_000
 MAX_ALIASES: Final = 10_000  # the memo alias -> content key: a few hundred kB at most
 
@@ -87,6 +87,10 @@ class Cache(Generic[T]):
         self.disk = disk
         self.shared = shared
         self.store = store
+        self._copies: set[asyncio.Task[object]] = set()  # disk copies, lock releases: not awaited
+        self.tiers = LowerTiers(
+            name, codec, disk=disk, shared=shared, store=store, background=self._copies
+        )
         self.lock = lock if store is not None else None
         self.index = index  # path -> the keys stored for it (a purge's map), when given a path
         self._ttl = ttl if callable(ttl) else (lambda _value: ttl)
@@ -97,7 +101,6 @@ class Cache(Generic[T]):
         self._failures: MemoryTier[AppError] = MemoryTier(MAX_FAILURES, clock)
         self._flights: dict[str, _Flight[T]] = {}
         self._counters: dict[str, Counter] = {}
-        self._copies: set[asyncio.Task[object]] = set()  # disk copies, lock releases: not awaited
         self._aliases: LRUCache[str, str] = LRUCache(MAX_ALIASES)  # alias -> the key it named
 
     def __len__(self) -> int:
@@ -124,7 +127,7 @@ class Cache(Generic[T]):
         try:
             held = self.memory.get(key)
             if held is None:
-                found = await self._lower(key, early)
+                found = await self.tiers.read(key, early)
                 if found is None:
                     return None
                 held, expires_at = found
@@ -216,7 +219,11 @@ class Cache(Generic[T]):
             if done.cancelled():
                 return
             error = done.exception()
-            if isinstance(error, AppError) and error.status != 503 and self._negative_ttl_s > 0:
+            if (
+                isinstance(error, AppError)
+                and not isinstance(error, Unavailable)
+                and self._negative_ttl_s > 0
+            ):
                 self._failures.put(key, error, 1, self._negative_ttl_s)
 
         task.add_done_callback(finished)
@@ -225,7 +232,7 @@ class Cache(Generic[T]):
     async def _fill(
         self, key: str, compute: Callable[[], Awaitable[T]], refresh: bool, path: str | None
     ) -> tuple[T, bool]:
-        found = None if refresh else await self._lower(key)
+        found = None if refresh else await self.tiers.read(key)
         if found is not None:
             value, expires_at = found
             self.memory.put(key, value, self.codec.weight(value), expires_at - time.time())
@@ -280,55 +287,12 @@ class Cache(Generic[T]):
         task.add_done_callback(self._copies.discard)
 
     async def _from_store(self, key: str) -> T | None:
-        assert self.store is not None
-        data = await self.store.get(self._tier_key(key))
-        decoded = self._decoded(unpack(data, time.time()) if data is not None else None)
+        decoded = await self.tiers.read_store(key)
         if decoded is None:
             return None
         value, expires_at = decoded
         self.memory.put(key, value, self.codec.weight(value), expires_at - time.time())
         return value
-
-    def _decoded(self, found: tuple[float, bytes] | None) -> tuple[T, float] | None:
-        """(value, expiry in epoch seconds) of an intact entry; None when absent or undecodable
-        (another version's codec: a miss, never an error)."""
-        if found is None:
-            return None
-        expires_at, payload = found
-        try:
-            value = self.codec.decode(payload)
-        except CodecError:
-            return None
-        return value, expires_at or FOREVER
-
-    async def _lower(self, key: str, early: Prefetch | None = None) -> tuple[T, float] | None:
-        """(value, expiry in epoch seconds) from the disk, the prefetched alias, Redis or the
-        result-store tier."""
-        tier_key = self._tier_key(key)
-        found = None
-        if self.disk is not None and self.disk.holds(tier_key):  # a miss: no worker thread
-            found = await anyio.to_thread.run_sync(self.disk.read, tier_key)
-        from_store = False
-        if found is None and early is not None:
-            found = await early.entry_for(key)
-            from_store = found is not None
-        if found is None and self.shared is not None:
-            data = await self.shared.get(tier_key)
-            found = unpack(data, time.time()) if data is not None else None
-        if found is None and self.store is not None:
-            data = await self.store.get(tier_key)
-            found = unpack(data, time.time()) if data is not None else None
-            from_store = found is not None
-        decoded = self._decoded(found)
-        if found is None or decoded is None:
-            return None
-        if from_store and self.disk is not None:  # the next request here stays local; no wait
-            stored_until, payload = found
-            write = anyio.to_thread.run_sync(self.disk.write, tier_key, pack(payload, stored_until))
-            task = asyncio.get_running_loop().create_task(write)
-            self._copies.add(task)
-            task.add_done_callback(self._copies.discard)
-        return decoded
 
     async def put(
         self, key: str, value: T, *, path: str | None = None
@@ -336,20 +300,11 @@ class Cache(Generic[T]):
         """Keep ``value`` in every tier for ``ttl(value)`` (nothing when that is 0); the result
         store's background write, when one was started. ``path``: for the purge index."""
         ttl_s = self._ttl(value)
-        written = None
         if ttl_s <= 0:
             return None
         self._indexed(path, self._tier_key(key))
         self.memory.put(key, value, self.codec.weight(value), ttl_s)
-        if self.disk is not None or self.shared is not None or self.store is not None:
-            expires_at = time.time() + ttl_s if math.isfinite(ttl_s) else 0.0
-            data = pack(self.codec.encode(value), expires_at)
-            if self.disk is not None:
-                await anyio.to_thread.run_sync(self.disk.write, self._tier_key(key), data)
-            if self.store is not None:
-                written = self.store.put_later(self._tier_key(key), data)
-            if self.shared is not None:
-                await self.shared.set(self._tier_key(key), data, ttl_s)
+        written = await self.tiers.write(key, value, ttl_s)
         self._gauge()
         return written
 
@@ -387,10 +342,10 @@ class Cache(Generic[T]):
         return dropped
 
     def _tier_key(self, key: str) -> str:
-        return f"{self.name}:{key}"
+        return self.tiers.key(key)
 
     def _alias_key(self, alias: str) -> str:
-        return f"{self.name}:alias:{alias}"
+        return self.tiers.alias_key(alias)
 
     def _raise_remembered(self, key: str) -> None:
         failure = self._failures.get(key)

@@ -29,7 +29,6 @@ import hashlib
 import hmac
 import logging
 import os
-import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Final
@@ -41,6 +40,7 @@ from obstore.exceptions import GenericError
 from obstore.store import S3Store
 from prometheus_client import Counter
 
+from assetgate.breaker import Breaker
 from assetgate.settings import Settings
 
 log = logging.getLogger("assetgate.cache")
@@ -195,25 +195,24 @@ class ObjectTier:
         self._key = key  # mac_key(ASSETGATE_RESULT_STORE_KEY)
         self.max_entry_bytes = max_entry_bytes
         self._warned: LRUCache[str, bool] = LRUCache(maxsize=WARNED_NAMES)
-        self.retry_after_s = retry_after_s
         self._results = results  # assetgate_result_store_requests{result}
-        self._down_until = 0.0
-        self._down = False
+        self.breaker = Breaker(cooldown_s=retry_after_s, on_open=_went_down, on_close=_came_back)
         self._writes: set[asyncio.Task[None]] = set()
         self._ranged = True  # False once the store ignored a ranged read: plain GETs from then on
 
     @property
     def available(self) -> bool:
-        return time.monotonic() >= self._down_until
+        """Not known to be down (a prefetch asks before it starts a read)."""
+        return self.breaker.would_allow
 
     @property
     def state(self) -> str:
-        return "down (rendering locally)" if self._down else OK
+        return "down (rendering locally)" if self.breaker.is_open else OK
 
     async def get(self, key: str, *, counted: bool = True) -> bytes | None:
         """The object's bytes, or None; ``counted``: in ``assetgate_result_store_requests``
         (the results are; the mounts' fingerprint index is not)."""
-        if not self.available:
+        if not self.breaker.allows():
             if counted:
                 self._count("skipped")
             return None
@@ -221,21 +220,21 @@ class ObjectTier:
             async with asyncio.timeout(READ_TIMEOUT_S):
                 data = await self._read(key)
         except FileNotFoundError:
-            self._up()
+            self.breaker.succeeded()
             if counted:
                 self._count("miss")
             return None
         except Exception as exc:  # any client, network or store error is a miss
             if _unsatisfiable(exc):  # an empty object: never an entry, the store is fine
-                self._up()
+                self.breaker.succeeded()
                 if counted:
                     self._count("miss")
                 return None
-            self._failed(exc)
+            self.breaker.failed(exc)
             if counted:
                 self._count("error")
             return None
-        self._up()
+        self.breaker.succeeded()
         opened = None if data is None else await self._unseal(key, data)
         if opened is None:
             self._bad(key)
@@ -299,9 +298,9 @@ class ObjectTier:
         """Write in the background; dropped when the store is down, too many writes wait, or
         the entry is over ``max_entry_bytes`` (no node would read it)."""
         if (
-            not self.available
-            or len(self._writes) >= MAX_PENDING_WRITES
+            len(self._writes) >= MAX_PENDING_WRITES
             or len(data) > self.max_entry_bytes
+            or not self.breaker.allows()
         ):
             return None
         task = asyncio.get_running_loop().create_task(self._put(key, data))
@@ -318,9 +317,9 @@ class ObjectTier:
             async with asyncio.timeout(WRITE_TIMEOUT_S):
                 await obstore.put_async(self.store, key, sealed)
         except Exception as exc:
-            self._failed(exc)
+            self.breaker.failed(exc)
             return
-        self._up()
+        self.breaker.succeeded()
 
     async def check(self) -> str:
         try:
@@ -343,14 +342,11 @@ class ObjectTier:
         if self._results is not None:
             self._results.labels(result=result).inc()
 
-    def _failed(self, exc: BaseException) -> None:
-        self._down_until = time.monotonic() + self.retry_after_s
-        if not self._down:
-            self._down = True
-            # The type only: obstore's messages hold the endpoint and the signed request.
-            log.warning("result store unreachable (%s); rendering locally", type(exc).__name__)
 
-    def _up(self) -> None:
-        if self._down:
-            self._down = False
-            log.warning("result store reachable again; results shared")
+def _went_down(exc: BaseException | None) -> None:
+    # The type only: obstore's messages hold the endpoint and the signed request.
+    log.warning("result store unreachable (%s); rendering locally", type(exc).__name__)
+
+
+def _came_back(_down_for_s: float) -> None:
+    log.warning("result store reachable again; results shared")

@@ -20,27 +20,32 @@ import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
 import obstore
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
 
 from assetgate.cache import s3_store
-from assetgate.cli.preflight import directory_problem, problems
-from assetgate.cli.settings_errors import load_settings
+from assetgate.cli.optimize_report import Done, Output, Task, progress_bar, report
+from assetgate.cli.preflight import (
+    SettingsRefused,
+    checked_settings,
+    directory_problem,
+    name_warnings,
+)
 from assetgate.errors import AppError
 from assetgate.imaging import vips
 from assetgate.imaging.formats import IMAGE_EXTENSIONS
 from assetgate.imaging.limits import DecodeLimits
-from assetgate.optimizer.params import AUTO_HIGH, AUTO_LOW, PARAMS, AutoQuality, Param
+from assetgate.machine import usable_cores
+from assetgate.optimizer.param_row import Param
+from assetgate.optimizer.params import PARAMS
 from assetgate.optimizer.plan import Limits, Negotiation
 from assetgate.optimizer.render import Job, Outcome, prepare, render
 from assetgate.optimizer.spec import parse_spec
+from assetgate.optimizer.vocabulary import AUTO_HIGH, AUTO_LOW, AutoQuality
 from assetgate.optimizer.watermark_images import checker
 from assetgate.optimizer.watermarks import NO_WATERMARKS, Watermarks, parse_watermarks
 from assetgate.settings import Settings
@@ -70,7 +75,7 @@ def add_parser(sub: Any) -> None:
         metavar="W,W,...",
         help="one output per width (e.g. 320,640,1280), named <stem>-<W>w.<ext>",
     )
-    cmd.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel images")
+    cmd.add_argument("--jobs", type=int, default=usable_cores(), help="parallel images")
     group = cmd.add_argument_group("optimizer parameters (spec §4.1)")
     for param in IMAGE_PARAMS:
         if param.kind == "bool":
@@ -96,43 +101,6 @@ def _metavar(param: Param) -> str:
     return param.name.upper()
 
 
-@dataclass(frozen=True, slots=True)
-class Task:
-    """One source file and the variants asked of it (one query, or one per ``--srcset`` width)."""
-
-    source: Path
-    relative: Path
-    variants: tuple[Mapping[str, str], ...]
-    srcset: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Output:
-    name: str  # relative to DEST
-    width: int  # the real width, which labels a --srcset variant
-    size: int
-    kept: bool  # the original's bytes: a re-encode at the same settings was not smaller
-    score: float = 0.0  # quality=auto: the SSIMULACRA2 score of the written image
-
-
-@dataclass(frozen=True, slots=True)
-class Done:
-    """One file: its outputs, or the one reason it failed (never one line per variant)."""
-
-    task: Task
-    before: int
-    outputs: tuple[Output, ...] = ()
-    error: str | None = None
-
-    @property
-    def after(self) -> int:
-        return sum(output.size for output in self.outputs)
-
-    @property
-    def kept(self) -> bool:
-        return bool(self.outputs) and all(output.kept for output in self.outputs)
-
-
 def run(args: argparse.Namespace) -> int:
     query = {p.name: getattr(args, p.name) for p in IMAGE_PARAMS if getattr(args, p.name)}
     try:
@@ -140,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         variants = tuple({**query, "width": str(w)} for w in widths) or (query,)
         for variant in variants:
             parse_spec(variant)  # every flag checked before any work
-        settings = load_settings({}, {})
+        settings = checked_settings()
         for variant in variants:
             parse_spec(variant, AutoQuality.from_settings(settings))
     except AppError as exc:
@@ -148,10 +116,12 @@ def run(args: argparse.Namespace) -> int:
         text = exc.message.removeprefix(f"{exc.param}: ") if exc.param else exc.message
         print(f"assetgate: {flag(name)}: {text}", file=sys.stderr)
         return 2
-    except SystemExit as exc:
-        print(exc.code, file=sys.stderr)
+    except SettingsRefused as exc:
+        print(exc, file=sys.stderr)
         return 2
-    found = problems(settings) or _run_problems(args, query, settings)
+    for line in name_warnings():
+        print(line, file=sys.stderr)
+    found = _run_problems(args, query, settings)
     if found:  # one line each, before any work (never one failure per file)
         print("\n".join(found), file=sys.stderr)
         return 2
@@ -235,17 +205,9 @@ def _optimize(
     vips.configure(settings)
     results = _run_all(tasks, dest, settings, max(1, jobs), watermarks)
     console = Console()
-    console.print(summary(results))
-    worst = worst_score(results)
-    if worst is not None:
-        console.print(worst)
-    kept = [done for done in results if done.error is None and done.kept]
-    if kept:
-        console.print(kept_table(kept))
-    failures = [done for done in results if done.error is not None]
-    if failures:
-        console.print(failure_table(failures))
-    return 1 if failures else 0
+    for part in report(results):
+        console.print(part)
+    return 1 if any(done.error is not None for done in results) else 0
 
 
 def _widths(raw: str | None) -> list[int]:
@@ -277,17 +239,11 @@ def _run_all(
 ) -> list[Done]:
     limits = Limits.from_settings(settings)
     results: list[Done] = []
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TimeRemainingColumn())  # fmt: skip
-    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
-        bar = progress.add_task("optimizing", total=len(tasks))
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            futures = [
-                pool.submit(optimize_one, t, dest, limits, settings, watermarks) for t in tasks
-            ]
-            for future in as_completed(futures):
-                results.append(future.result())
-                progress.advance(bar)
+    with progress_bar(len(tasks)) as advance, ThreadPoolExecutor(jobs) as pool:
+        futures = [pool.submit(optimize_one, t, dest, limits, settings, watermarks) for t in tasks]
+        for future in as_completed(futures):
+            results.append(future.result())
+            advance()
     return sorted(results, key=lambda done: str(done.task.relative))
 
 
@@ -350,53 +306,3 @@ def _write(task: Task, dest: Path, name: str, width: int, outcome: Outcome) -> O
     return Output(
         relative, width, target.stat().st_size, kept=outcome.body is None, score=outcome.score
     )
-
-
-def summary(results: list[Done]) -> Table:
-    ok = [done for done in results if done.error is None]
-    before = sum(done.before for done in ok)
-    after = sum(done.after for done in ok)
-    kept = sum(1 for done in ok if done.kept)
-    table = Table(title="assetgate optimize")
-    columns = ("files", "optimized", "kept", "failed", "outputs", "bytes before", "bytes after",
-               "saved")  # fmt: skip
-    for column in columns:
-        table.add_column(column, justify="right")
-    saved = f"{(before - after) * 100 / before:.1f} %" if before else "-"
-    table.add_row(str(len(results)), str(len(ok) - kept), str(kept), str(len(results) - len(ok)),
-                  str(sum(len(done.outputs) for done in ok)), str(before), str(after),
-                  saved)  # fmt: skip
-    return table
-
-
-def worst_score(results: list[Done]) -> str | None:
-    """``--quality auto``: the lowest SSIMULACRA2 score written, and where (None without auto)."""
-    scored = [
-        (output.score, output.name) for done in results for output in done.outputs if output.score
-    ]
-    if not scored:
-        return None
-    score, name = min(scored)
-    return f"quality=auto: worst SSIMULACRA2 score {score:.2f} ({name}), {len(scored)} scored"
-
-
-def kept_table(kept: list[Done]) -> Table:
-    """Files whose re-encode was not smaller: the original was written, and the run says so."""
-    table = Table(title="kept as they were")
-    table.add_column("file")
-    table.add_column("why")
-    for done in kept:
-        spec = parse_spec(done.task.variants[0])
-        quality = f"auto:{spec.auto}" if spec.auto is not None else str(spec.quality)
-        why = f"re-encoded at quality {quality} it was not smaller"
-        table.add_row(str(done.task.relative), why)
-    return table
-
-
-def failure_table(failures: list[Done]) -> Table:
-    table = Table(title="failures (skipped)")
-    table.add_column("file")
-    table.add_column("reason")
-    for done in failures:
-        table.add_row(str(done.task.relative), done.error or "")
-    return table

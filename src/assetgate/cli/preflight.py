@@ -1,11 +1,12 @@
 """Every setting checked before anything starts: one line naming the variable, exit status 2.
 
-``assetgate serve``, ``assetgate optimize`` and the app factory uvicorn's workers call run the
-same checks: what pydantic validates (``settings_errors``),
-then what needs the file system or a part's own parser — the document root, the directories the
-service writes (created when missing, then written to once), the JSON settings' meaning, the
-rate-limit parts. The first problem of each setting is one line; nothing prints a traceback.
-Unknown ``ASSETGATE_*`` names are warnings (``typo_warnings``): a typo is otherwise ignored.
+``assetgate serve``, ``assetgate optimize`` and the app factory uvicorn's workers call all get
+their settings from ``checked_settings``, so they run the same checks in the same order: what
+pydantic validates (``settings_errors``), then what needs the file system or a part's own
+parser — the document root, the directories the service writes (created when missing, then
+written to once), the JSON settings' meaning, the rate-limit parts. The first problem of each
+setting is one line; nothing prints a traceback. Unknown ``ASSETGATE_*`` names are warnings
+(``typo_warnings``): a typo is otherwise ignored.
 """
 
 from __future__ import annotations
@@ -16,12 +17,45 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from assetgate.settings import Settings, unknown_names
+from assetgate.cli.settings_errors import load_settings
+from assetgate.settings import Settings, renamed_in_use, unknown_names
 from assetgate.sources.guard import literal_private
 
 #: ``ASSETGATE_*`` variables that are no setting on purpose: the compose file's own and the
 #: test script's.
 NOT_SETTINGS = frozenset({"ASSETGATE_SITE", "ASSETGATE_APT_UPDATED"})
+
+
+class SettingsRefused(Exception):
+    """Unusable settings: ``str()`` is one ``assetgate: NAME: why`` line per problem."""
+
+
+def checked_settings(
+    overrides: Mapping[str, object] | None = None, flags: Mapping[str, str] | None = None
+) -> Settings:
+    """The settings from the environment and ``overrides`` (a field -> its value from a flag,
+    named in messages by ``flags``: field -> ``--flag``), every check passed; else
+    ``SettingsRefused``. The one way every entry point gets its settings."""
+    given = dict(overrides or {})
+    flags = flags or {}
+    try:
+        settings = load_settings(given, flags)
+    except SystemExit as exc:
+        raise SettingsRefused(str(exc.code)) from None
+    named = {f"ASSETGATE_{key.upper()}": flag for key, flag in flags.items() if key in given}
+    found = problems(settings, named)
+    if found:
+        raise SettingsRefused("\n".join(found))
+    return settings
+
+
+def name_warnings(environ: Mapping[str, str] | None = None) -> list[str]:
+    """Misspelt names (``typo_warnings``) and old names still read, one line each."""
+    renamed = [
+        f"assetgate: {old} is now {new}; the old name is read until the next release"
+        for old, new in renamed_in_use(environ)
+    ]
+    return typo_warnings(environ) + renamed
 
 
 def directory_problem(path: Path) -> str | None:

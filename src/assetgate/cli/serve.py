@@ -13,11 +13,15 @@ from starlette.applications import Starlette
 
 from assetgate.cli.connections import Guard, GuardedHttpToolsProtocol
 from assetgate.cli.listen import ListenError, bind
-from assetgate.cli.preflight import origin_warnings, problems, typo_warnings
-from assetgate.cli.settings_errors import load_settings
+from assetgate.cli.preflight import (
+    SettingsRefused,
+    checked_settings,
+    name_warnings,
+    origin_warnings,
+)
 from assetgate.cli.supervisor import run_server
 from assetgate.operations.logs import configure_logging
-from assetgate.settings import Settings, renamed_in_use
+from assetgate.settings import Settings
 from assetgate.web.urllimit import h11_head_limit
 
 if TYPE_CHECKING:
@@ -31,14 +35,10 @@ def app_factory() -> Starlette:
     from assetgate.app import create_app
 
     try:
-        settings = load_settings({}, {})
-    except SystemExit as exc:
-        print(exc.code, file=sys.stderr)
+        settings = checked_settings()
+    except SettingsRefused as exc:
+        print(exc, file=sys.stderr)
         raise SystemExit(2) from None
-    found = problems(settings)
-    if found:
-        print("\n".join(found), file=sys.stderr)
-        raise SystemExit(2)
     configure_logging(settings.log_level, settings.log_format)
     Guard.configure(settings)  # this process's connection deadlines and budgets
     return create_app(settings)
@@ -63,14 +63,9 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     overrides = {key: getattr(args, key) for key in FLAGS if getattr(args, key) is not None}
     try:
-        settings = load_settings(overrides, FLAGS)
-    except SystemExit as exc:
-        print(exc.code, file=sys.stderr)
-        return 2
-    named = {f"ASSETGATE_{key.upper()}": flag for key, flag in FLAGS.items() if key in overrides}
-    found = problems(settings, named)
-    if found:
-        print("\n".join(found), file=sys.stderr)
+        settings = checked_settings(overrides, FLAGS)
+    except SettingsRefused as exc:
+        print(exc, file=sys.stderr)
         return 2
     given = {key: FLAGS[key] if key in overrides else f"ASSETGATE_{key.upper()}" for key in FLAGS}
     try:
@@ -82,13 +77,8 @@ def run(args: argparse.Namespace) -> int:
     for key, value in overrides.items():
         os.environ[f"ASSETGATE_{key.upper()}"] = str(value)
     configure_logging(settings.log_level, settings.log_format)
-    for line in [*typo_warnings(), *origin_warnings(settings)]:
+    for line in [*name_warnings(), *origin_warnings(settings)]:
         print(line, file=sys.stderr)
-    for old, new in renamed_in_use():
-        print(
-            f"assetgate: {old} is now {new}; the old name is read until the next release",
-            file=sys.stderr,
-        )
     # --port 0 asks the OS for a free port: the banner names the one it gave.
     bound = settings.model_copy(update={"port": sock.getsockname()[1]})
     print(welcome(bound), file=sys.stderr, flush=True)

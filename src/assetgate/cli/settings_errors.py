@@ -37,9 +37,19 @@ def describe(
         got = error.get("input")
         secret = field in Settings.model_fields and not Settings.model_fields[field].repr
         quiet = isinstance(got, dict) or secret or field in SELF_NAMED
-        shown = "" if quiet else f", got {str(got)[:80]!r}"
+        shown = "" if quiet else f", got {_shown(field, got)!r}"
         lines.append(f"assetgate: {name}: {_expected(error)}{shown}")
     return "\n".join(lines)
+
+
+def _shown(field: str, got: object) -> str:
+    """The value as given: a path whole (a cut path names another one), anything else cut at
+    80 characters."""
+    text = str(got)
+    known = Settings.model_fields.get(field)
+    if known is not None and "Path" in str(known.annotation):
+        return text
+    return text if len(text) <= 80 else text[:79] + "…"
 
 
 def _expected(error: Mapping[str, object]) -> str:

@@ -42,6 +42,7 @@ from assetgate.cpu.workgate import unless_disconnected
 from assetgate.errors import AppError
 from assetgate.part import Part
 from assetgate.resources import Resources, resources
+from assetgate.web.openapi import error_response as _error
 
 PART_NAME: Final = "convert"
 ARCHIVE_NAME: Final = "images.zip"
@@ -160,13 +161,6 @@ async def convert_body(
     if failure is not None:
         raise failure
     return uploads, scheduler.results(uploads)
-
-
-def _error(description: str) -> dict[str, Any]:
-    return {
-        "description": description,
-        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
-    }
 
 
 OPENAPI: Final[dict[str, Any]] = {

@@ -34,7 +34,7 @@ from assetgate.convert.names import extension, has_image_extension, shown_name
 from assetgate.convert.options import ConvertOptions
 from assetgate.convert.uploads import UPLOAD_FIELD, Upload
 from assetgate.cpu.workgate import WorkGate
-from assetgate.errors import AppError
+from assetgate.errors import AppError, TooLarge, Unavailable
 from assetgate.imaging.cost import mib, peak_bytes
 from assetgate.imaging.formats import SourceInfo
 from assetgate.imaging.limits import DecodeLimits
@@ -77,9 +77,9 @@ def as_file_error(upload: Upload, exc: AppError) -> AppError:
     as an image we support" (415 unidentified, 501 codec missing, a decoder failure) is the
     table's 500 for an unsupported image.
     """
-    if exc.status == 413:
+    if isinstance(exc, TooLarge):
         return file_error(upload, exc.message, status=413)
-    if exc.status == 503:
+    if isinstance(exc, Unavailable):
         return exc
     return file_error(upload, f"is not a supported image ({exc.message})")
 

@@ -12,14 +12,14 @@ falls below a measured peak.
 
 Per source pixel (all kept frames): a decode kept at full size costs its bands when the pipeline
 needs it whole (turns, filters, a trim, every frame of an animation) or its decoder makes it whole
-(all but ``STRIP_DECODERS``), nothing when it is read once top to bottom, straight into the saver
-(``one_pass``); one reduced while loading costs 1.25 for a
-JPEG (DCT scaling, read in strips) and the bands for other formats; a progressive JPEG adds 6 (2
-bytes a coefficient, 4:4:4 and lighter). Per output pixel: the encoder and the picture it is fed,
-``ENCODER_BYTES``, for one frame (two for an animation, which is encoded frame by frame against a
-canvas); a still WebP small enough for Pillow's encoder (``encode.streams_webp``) adds Pillow's
-buffer and its ARGB copy; a ``max_bytes`` search adds the pipeline's output kept in memory; a
-``quality=auto`` search adds that, a decoded try and the metric's arrays (``AUTO_BYTES``).
+(all but the formats whose row in ``imaging.formats.FORMATS`` says ``strip_decoded``), nothing when
+it is read once top to bottom, straight into the saver (``one_pass``); one reduced while loading
+costs 1.25 for a JPEG (DCT scaling, read in strips) and the bands for other formats; a progressive
+JPEG adds 6 (2 bytes a coefficient, 4:4:4 and lighter). Per output pixel: the encoder and the
+picture it is fed, ``ENCODER_BYTES``, for one frame (two for an animation, which is encoded frame by
+frame against a canvas); a still WebP small enough for Pillow's encoder (``encode.streams_webp``)
+adds Pillow's buffer and its ARGB copy; a ``max_bytes`` search adds the pipeline's output kept in
+memory; a ``quality=auto`` search adds that, a decoded try and the metric's arrays (``AUTO_BYTES``).
 
 API:
 - ``peak_bytes(info, *, out_pixels, **terms: JobTerms) -> int``.
@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from typing import Final, Required, TypedDict, Unpack
 
 from assetgate.imaging.encode import STREAMED_WEBP_PIXELS, streams_webp
-from assetgate.imaging.formats import OutputFormat, SourceInfo
+from assetgate.imaging.formats import FORMATS, OutputFormat, SourceInfo
 
 #: Bytes a pixel of output the encoder holds at its peak, its input picture included (measured
 #: with every content the bench makes, rounded up).
@@ -50,8 +50,6 @@ ENCODER_BYTES: Final[Mapping[str, float]] = {
 #: Pillow's still WebP encoder: the image decoded into its buffer, then copied into libwebp's
 #: picture as ARGB.
 PILLOW_WEBP_BYTES: Final = 8
-#: The formats libvips decodes in strips of rows (measured): read once, nothing whole is held.
-STRIP_DECODERS: Final = frozenset({"jpeg", "png"})
 #: A JPEG decoded straight at a reduced size (libjpeg's DCT scaling, strips of rows).
 REDUCED_JPEG_BYTES: Final = 1.25
 #: libjpeg's whole-image coefficient buffer for a progressive (multi-scan) JPEG.
@@ -107,13 +105,14 @@ def _factors(info: SourceInfo, out_pixels: int, terms: JobTerms) -> tuple[float,
     output, lossless = terms["output"], terms.get("lossless", False)
     frames = info.pages if terms.get("all_frames", True) and info.animated else 1
     bands = 4 if info.has_alpha else 3
+    source = FORMATS[info.fmt]
     if terms["reduced"]:
-        per_source = REDUCED_JPEG_BYTES if info.fmt == "jpeg" else float(bands)
+        per_source = REDUCED_JPEG_BYTES if source.dct_shrink else float(bands)
     elif (
         terms.get("one_pass", False)
         and frames == 1
         and info.orientation <= 1
-        and info.fmt in STRIP_DECODERS
+        and source.strip_decoded
     ):
         per_source = 0.0  # autorot reads a turned image whole; the others decode it whole
     else:
@@ -124,7 +123,7 @@ def _factors(info: SourceInfo, out_pixels: int, terms: JobTerms) -> tuple[float,
     if output == "webp":
         encoder = "webp-lossless" if lossless else ("webp-alpha" if info.has_alpha else "webp")
     per_output = ENCODER_BYTES[encoder]
-    if output == "webp" and frames == 1 and not streams_webp(out_pixels):
+    if FORMATS[output].saved.pillow_still and frames == 1 and not streams_webp(out_pixels):
         per_output += PILLOW_WEBP_BYTES
     if terms.get("search", False) or terms.get("auto", False):
         per_output += bands

@@ -1,4 +1,4 @@
-"""Encoders for the five output formats, one table of saver options, metadata always stripped.
+"""Encoders for the five output formats, driven by their ``Saver`` rows, metadata always stripped.
 
 A still WebP is encoded by the libwebp inside Pillow's wheel, animations by libvips' (which carries
 the frame delays, loop count and keyframes over from the decoder's metadata). With the same settings
@@ -12,7 +12,9 @@ pixel for RGB, 37 instead of 44 with a noisy alpha; ~8 % more CPU; docs/benchmar
 peak of one image job"). Either encoder is killed only while it pulls pixels, not inside
 libwebp's encode.
 
-Efforts are chosen by measurement (docs/optimizer.md "Encoders"): WebP effort 4 (libwebp's default)
+Each output format's saver, fixed options, effort knob and range stand in its row of
+``imaging.formats.FORMATS`` (``saver_of``). Efforts are chosen by measurement (docs/optimizer.md
+"Encoders"): WebP effort 4 (libwebp's default)
 spends 6-7 % fewer bytes than effort 2 at equal SSIMULACRA2 for twice its encode CPU (an 800 px
 photo: 26 against 13 ms); it was once effort 2, half of libwebp's default for
 about 2 % more bytes; AVIF effort 0 (aom speed 9) encodes an 800 px photo in a fifth of effort 2's
@@ -42,23 +44,16 @@ from typing import Any, Final
 import pyvips
 from PIL import Image as PILImage
 
-from assetgate.imaging.formats import DEFAULT_QUALITY, OutputFormat
+from assetgate.imaging.formats import DEFAULT_QUALITY, OUTPUT_FORMATS, OutputFormat, saver_of
 from assetgate.imaging.frames import first_frame, is_animated
 from assetgate.imaging.pillow import to_pillow
 from assetgate.imaging.vips import killable
 
 DEFAULT_EFFORT: Final[Mapping[OutputFormat, int]] = {
-    "jpeg": 0,
-    "png": 6,
-    "gif": 4,
-    "webp": 4,
-    "avif": 0,
+    fmt: saver_of(fmt).default_effort for fmt in OUTPUT_FORMATS
 }
 _WHITE: Final = [255, 255, 255]
-#: libvips' JPEG saver options (mozjpeg's, chosen by measurement: docs/optimizer.md "Encoders").
-#: Table 2 only: progressive scans would save another 1-3 % for +50 % encode CPU, which the
-#: cold render's parity with sharp does not afford (docs/optimizer.md "Encoders").
-JPEG_OPTIONS: Final[Mapping[str, Any]] = {"optimize_coding": True, "quant_table": 2}
+_WEBP: Final = saver_of("webp")
 #: Output pixels from which a still WebP is encoded by libvips' saver (memory over CPU).
 STREAMED_WEBP_PIXELS: Final = 4_000_000
 
@@ -75,49 +70,42 @@ def encode(
     effort: int | None = None,
     lossless: bool = False,
 ) -> bytes:
-    level = DEFAULT_EFFORT[fmt] if effort is None else effort
-    q = min(100, max(1, quality))
-    if fmt not in ("gif", "webp"):
+    saver = saver_of(fmt)
+    level = saver.default_effort if effort is None else effort
+    if not saver.animates:
         image = first_frame(image)
-    if fmt == "jpeg":
-        if image.hasalpha():
-            image = image.flatten(background=_WHITE[: image.bands - 1])
-        return _save(image, "jpegsave_buffer", Q=q, **JPEG_OPTIONS)
-    if fmt == "png":
-        return _save(image, "pngsave_buffer", compression=min(9, max(0, level)))
-    if fmt == "gif":
-        return _save(image, "gifsave_buffer", effort=min(10, max(1, level)))
-    animated = is_animated(image)
-    if fmt == "webp" and not animated and not streams_webp(image.width * image.height):
+    if saver.flattens_alpha and image.hasalpha():
+        image = image.flatten(background=_WHITE[: image.bands - 1])
+    animated = saver.pillow_still and is_animated(image)
+    if saver.pillow_still and not animated and not streams_webp(image.width * image.height):
         return encode_webp_still(to_pillow(image), quality=quality, effort=level, lossless=lossless)
-    if fmt == "webp":
-        # Pillow's quality 0 is libwebp's 0 too; alpha_q=100 as Pillow's alpha_quality.
-        options: dict[str, Any] = {"effort": min(6, max(0, level)), "lossless": lossless}
-        options["Q"] = q if animated else min(100, max(0, quality))
-        return _save(image, "webpsave_buffer", alpha_q=100, **options)
-    return _save(
-        image,
-        "heifsave_buffer",
-        Q=q,
-        effort=min(9, max(0, level)),
-        compression="av1",
-        bitdepth=8,
-    )
+    options: dict[str, Any] = dict(saver.options)
+    if saver.effort_option:
+        low, high = saver.efforts
+        options[saver.effort_option] = min(high, max(low, level))
+    if saver.lossy:
+        # A still WebP keeps quality 0 (Pillow's 0 is libwebp's 0 too); the others start at 1.
+        low = 0 if saver.pillow_still and not animated else 1
+        options["Q"] = min(100, max(low, quality))
+    if saver.pillow_still:
+        options["lossless"] = lossless
+    return _save(image, saver.operation, **options)
 
 
 def encode_near_lossless(image: pyvips.Image, level: int, effort: int | None = None) -> bytes:
     """WebP near-lossless (``quality=auto`` for graphics): libvips' saver, as Pillow's has no
     such mode; ``level`` 0..100 is the preprocessing strength (100 = lossless)."""
-    effort = DEFAULT_EFFORT["webp"] if effort is None else effort
-    return _save(image, "webpsave_buffer", alpha_q=100, near_lossless=True,
-                 Q=min(100, max(0, level)), effort=min(6, max(0, effort)))  # fmt: skip
+    effort = _WEBP.default_effort if effort is None else effort
+    low, high = _WEBP.efforts
+    return _save(image, _WEBP.operation, **_WEBP.options, near_lossless=True,
+                 Q=min(100, max(0, level)), effort=min(high, max(low, effort)))  # fmt: skip
 
 
 def encode_webp_still(
     still: PILImage.Image,
     *,
     quality: int = DEFAULT_QUALITY,
-    effort: int = DEFAULT_EFFORT["webp"],
+    effort: int = _WEBP.default_effort,
     lossless: bool = False,
 ) -> bytes:
     out = io.BytesIO()
@@ -125,7 +113,7 @@ def encode_webp_still(
         out,
         format="WEBP",
         quality=min(100, max(0, quality)),
-        method=min(6, max(0, effort)),
+        method=min(_WEBP.efforts[1], max(_WEBP.efforts[0], effort)),
         lossless=lossless,
         alpha_quality=100,
         exact=False,

@@ -54,9 +54,10 @@ import pyvips
 
 from assetgate.cpu import stop
 from assetgate.errors import AppError
-from assetgate.imaging import heif_header, integrity
+from assetgate.imaging import integrity
 from assetgate.imaging.formats import (
-    ANIMATED_FORMATS,
+    FORMATS,
+    ImageFormat,
     ImageInput,
     InputFormat,
     SourceInfo,
@@ -66,14 +67,13 @@ from assetgate.imaging.limits import DecodeLimits, check_animation
 from assetgate.imaging.pillow import (
     COMPRESSION,
     OLD_STYLE_JPEG,
-    PILLOW_FORMATS,
     decode_apng_frames,
     decode_heif,
     decode_pillow,
     probe_pillow,
     tiff_tag,
 )
-from assetgate.imaging.prechecks import check_gif_canvas, check_jpeg, too_large
+from assetgate.imaging.prechecks import check_header, too_large
 
 __all__ = [
     "ImageInput",
@@ -86,16 +86,6 @@ __all__ = [
 
 log = logging.getLogger("assetgate.imaging")
 
-_VIPS_LOADERS: Final[dict[str, str]] = {
-    "jpeg": "jpegload_source",
-    "png": "pngload_source",
-    "apng": "pngload_source",
-    "gif": "gifload_source",
-    "webp": "webpload_source",
-    "tiff": "tiffload_source",
-    "avif": "heifload_source",
-    "heif": "heifload_source",
-}
 # An error detail with any of these words comes from reading the input (even when the saver
 # pulling pixels through the pipeline is the one that reports it).
 _READ_WORDS: Final = (
@@ -126,55 +116,40 @@ def decoding() -> Iterator[None]:
 
 
 def probe(src: ImageInput, fmt: InputFormat, limits: DecodeLimits) -> SourceInfo:
-    _check_codec(fmt, limits.disabled)
-    progressive = False
-    if fmt == "jpeg":
-        # Before libjpeg, which runs every scan over the whole image before the first pixel.
-        progressive = check_jpeg(src, limits.max_scans)
-    if fmt in ("heif", "avif"):
-        # Before libheif, which refuses some hostile headers outright and reports the cropped
-        # size: the coded size a decoder allocates, whatever follows in the file.
-        claim = heif_header.primary_image_size(
-            heif_header.read_meta(src) if isinstance(src, Path | str) else src
-        )
-        if claim is not None and claim[0] * claim[1] > limits.max_pixels:
-            raise too_large(*claim, limits.max_pixels)
-    if fmt == "gif":
-        # Before libnsgif and Pillow: the canvas they allocate is the logical screen grown to
-        # every frame's extent (a 1x1 frame at 60000,60000 is a 3.6 GP canvas), not the frame
-        # size libvips reports.
-        check_gif_canvas(src, limits.max_pixels)
+    row = FORMATS[fmt]
+    _check_codec(row, limits.disabled)
+    progressive = check_header(src, row.header_checks, limits)
     with decoding():
-        if fmt in PILLOW_FORMATS:
+        if row.pillow_use in ("always", "frames"):  # Pillow counts an APNG's frames
             info = probe_pillow(src, fmt)
-        elif fmt == "tiff":
-            info = _probe_tiff(src)
+        elif row.pillow_use == "refused":
+            info = _probe_vips_else_pillow(src, row)
         else:
-            info = _probe_vips(src, fmt)
+            info = _probe_vips(src, row)
     if info.pixels > limits.max_pixels:
         raise too_large(info.width, info.height, limits.max_pixels)
-    if fmt == "gif":
+    if row.frames_checked:
         integrity.check_gif_trailer(src)
     return replace(info, progressive=True) if progressive else info
 
 
-def _probe_vips(src: ImageInput, fmt: InputFormat) -> SourceInfo:
-    image = _vips_load(src, fmt, access="sequential")
-    orientation = _orientation(image) if fmt not in ("heif", "avif") else 1
+def _probe_vips(src: ImageInput, row: ImageFormat) -> SourceInfo:
+    image = _vips_load(src, row, access="sequential")
+    orientation = _orientation(image) if row.exif_orientation else 1
     width, height = image.width, image.height
     pages = 1
-    if fmt in ANIMATED_FORMATS and image.get_typeof("n-pages"):
+    if row.animated and image.get_typeof("n-pages"):
         pages = max(1, int(image.get("n-pages")))
     if orientation >= 5:
         width, height = height, width
-    return SourceInfo(width, height, pages, bool(image.hasalpha()), fmt, orientation)
+    return SourceInfo(width, height, pages, bool(image.hasalpha()), row.name, orientation)
 
 
-def _probe_tiff(src: ImageInput) -> SourceInfo:
+def _probe_vips_else_pillow(src: ImageInput, row: ImageFormat) -> SourceInfo:
     try:
-        return _probe_vips(src, "tiff")
-    except pyvips.Error:  # a header libvips refuses (CIE L*a*b*, ...): Pillow may read it
-        return probe_pillow(src, "tiff")
+        return _probe_vips(src, row)
+    except pyvips.Error:  # a header libvips refuses (TIFF's CIE L*a*b*, ...): Pillow may read it
+        return probe_pillow(src, row.name)
 
 
 # --- open -----------------------------------------------------------------------------------
@@ -192,34 +167,31 @@ def open_image(
     one_pass: bool = False,
     ended: bool = False,
 ) -> pyvips.Image:
+    row = FORMATS[fmt]
     if info is None:
         info = probe(src, fmt, limits)
         if animated and info.animated:
             check_animation(info, max_pixels=limits.max_pixels, max_frames=limits.max_frames)
     else:
         # The caller probed, and checked the animation when it decided to keep the frames.
-        _check_codec(fmt, limits.disabled)
+        _check_codec(row, limits.disabled)
     keep_frames = animated and info.animated
-    shrink = _jpeg_shrink(info, size) if size and fast_shrink and fmt == "jpeg" else 1
+    shrink = _jpeg_shrink(info, size) if size and fast_shrink and row.dct_shrink else 1
     with decoding():
-        if fmt == "gif":
+        if row.frames_checked:
             integrity.check_gif_frames(src)
-        if fmt == "apng" and keep_frames:
-            image = decode_apng_frames(src)
-        elif fmt == "heif" and _needs_pillow_heif(src):
-            image = decode_heif(src)
-        elif fmt in ("bmp", "tga", "pnm") or (fmt == "tiff" and _needs_pillow_tiff(src)):
-            image = decode_pillow(src, fmt)
+        if _by_pillow(src, row, keep_frames):
+            image = _decode_pillow(src, row)
         elif size is not None and shrink > 1:
             return _fast_jpeg(src, size, shrink, info.orientation, ended)
-        elif size is not None and not (fmt == "tiff" and _float_tiff(src)):
-            return _thumbnail(src, fmt, size, keep_frames, ended)
+        elif size is not None and not (row.may_be_float and _float_samples(src, row)):
+            return _thumbnail(src, row, size, keep_frames, ended)
         else:
             # One top-to-bottom read of an unturned still: decode straight into the reader's
             # buffer, without a whole-image intermediate (measured -17 ms on a 12 MP JPEG).
             sequential = one_pass and not keep_frames and info.orientation <= 1
             access = "sequential" if sequential else "random"
-            image = _vips_load(src, fmt, access=access, pages=-1 if keep_frames else 1, ended=ended)
+            image = _vips_load(src, row, access=access, pages=-1 if keep_frames else 1, ended=ended)
             if not keep_frames:
                 image = image.autorot()
             image = to_srgb8(image)
@@ -229,12 +201,35 @@ def open_image(
     return image
 
 
+def _by_pillow(src: ImageInput, row: ImageFormat, keep_frames: bool) -> bool:
+    """Whether Pillow decodes this file (``ImageFormat.pillow_use``) rather than libvips."""
+    match row.pillow_use:
+        case "always":
+            return True
+        case "frames":
+            return keep_frames
+        case "refused":
+            return _needs_pillow_tiff(src, row)
+        case "hevc":
+            return _needs_pillow_heif(src, row)
+        case None:
+            return False
+
+
+def _decode_pillow(src: ImageInput, row: ImageFormat) -> pyvips.Image:
+    if row.pillow_use == "frames":
+        return decode_apng_frames(src)
+    if row.pillow_use == "hevc":
+        return decode_heif(src)
+    return decode_pillow(src, row.name)
+
+
 def _thumbnail(
-    src: ImageInput, fmt: InputFormat, size: tuple[int, int], keep_frames: bool, ended: bool
+    src: ImageInput, row: ImageFormat, size: tuple[int, int], keep_frames: bool, ended: bool
 ) -> pyvips.Image:
-    options = f"fail_on={_fail_on(fmt)}" + (",n=-1" if keep_frames else "")
+    options = f"fail_on={_fail_on(row)}" + (",n=-1" if keep_frames else "")
     # NB: thumbnail's own fail_on argument is not passed on to the loader; option_string is.
-    source = _vips_source(_completed(src, fmt, ended))
+    source = _vips_source(_completed(src, row, ended))
     image = pyvips.Image.thumbnail_source(
         source, size[0], height=size[1], size="force", option_string=options
     )
@@ -254,9 +249,10 @@ def _fast_jpeg(
     # with "out of order read" once the image outgrows libvips' line cache, so those decode the
     # (already DCT-shrunk) image whole.
     access = "sequential" if orientation <= 1 else "random"
-    source = _vips_source(_completed(src, "jpeg", ended))
+    jpeg = FORMATS["jpeg"]
+    source = _vips_source(_completed(src, jpeg, ended))
     image = pyvips.Operation.call(
-        "jpegload_source", source, shrink=shrink, access=access, fail_on=_fail_on("jpeg")
+        jpeg.vips_loader, source, shrink=shrink, access=access, fail_on=_fail_on(jpeg)
     )
     image = _keep_alive(image, source)
     if orientation > 1:  # an upright image skips a no-op autorot (~0.15 ms of pyvips per render)
@@ -264,8 +260,8 @@ def _fast_jpeg(
     return to_srgb8(image).thumbnail_image(size[0], height=size[1], size="force")
 
 
-def _fail_on(fmt: InputFormat) -> str:
-    return integrity.jpeg_fail_on() if fmt == "jpeg" else "error"
+def _fail_on(row: ImageFormat) -> str:
+    return integrity.jpeg_fail_on() if row.warns_when_cut else "error"
 
 
 def _vips_source(src: ImageInput) -> pyvips.Source:
@@ -274,21 +270,20 @@ def _vips_source(src: ImageInput) -> pyvips.Source:
     return pyvips.Source.new_from_memory(src)
 
 
-def _completed(src: ImageInput, fmt: InputFormat, ended: bool) -> ImageInput:
+def _completed(src: ImageInput, row: ImageFormat, ended: bool) -> ImageInput:
     """What libvips reads: a JPEG with its EOI (``integrity.complete_jpeg``), unless the caller
     knows it ends with one (``ended``: checked when the version's header was read)."""
-    return integrity.complete_jpeg(src) if fmt == "jpeg" and not ended else src
+    return integrity.complete_jpeg(src) if row.warns_when_cut and not ended else src
 
 
 def _vips_load(
-    src: ImageInput, fmt: InputFormat, *, access: str, pages: int = 1, ended: bool = False
+    src: ImageInput, row: ImageFormat, *, access: str, pages: int = 1, ended: bool = False
 ) -> pyvips.Image:
-    loader = _VIPS_LOADERS[fmt]
-    options: dict[str, Any] = {"access": access, "fail_on": _fail_on(fmt)}
+    options: dict[str, Any] = {"access": access, "fail_on": _fail_on(row)}
     if pages != 1:
         options["n"] = pages
-    source = _vips_source(_completed(src, fmt, ended))
-    return _keep_alive(pyvips.Operation.call(loader, source, **options), source)
+    source = _vips_source(_completed(src, row, ended))
+    return _keep_alive(pyvips.Operation.call(row.vips_loader, source, **options), source)
 
 
 def _keep_alive(image: pyvips.Image, source: pyvips.Source) -> pyvips.Image:
@@ -357,38 +352,43 @@ def _orientation(image: pyvips.Image) -> int:
 # --- HEIF: which decoder ----------------------------------------------------------------
 
 
-def _needs_pillow_heif(src: ImageInput) -> bool:
+def _needs_pillow_heif(src: ImageInput, row: ImageFormat) -> bool:
     """The wheel's libheif decodes AV1 but not HEVC; read the header to know which we have."""
     try:
-        header = _vips_load(src, "heif", access="sequential")
+        header = _vips_load(src, row, access="sequential")
     except pyvips.Error:
         return True
     compression = header.get("heif-compression") if header.get_typeof("heif-compression") else ""
     return str(compression).lower() != "av1"
 
 
-def _needs_pillow_tiff(src: ImageInput) -> bool:
+def _needs_pillow_tiff(src: ImageInput, row: ImageFormat) -> bool:
     """A header libvips refuses, or old-style JPEG compression: the wheel's libtiff is built
     without it, and libvips reads the header and fails only when the pixels are read."""
     try:
-        _vips_load(src, "tiff", access="sequential")
+        _vips_load(src, row, access="sequential")
     except pyvips.Error:
         return True
     return tiff_tag(src, COMPRESSION) == OLD_STYLE_JPEG
 
 
-def _float_tiff(src: ImageInput) -> bool:
+def _float_samples(src: ImageInput, row: ImageFormat) -> bool:
     """libvips' thumbnail clips float samples to 8 bits itself (0..1 -> black): such a TIFF is
     decoded, scaled by ``to_srgb8`` and then reduced."""
-    return str(_vips_load(src, "tiff", access="sequential").format) in ("float", "double")
+    return str(_vips_load(src, row, access="sequential").format) in ("float", "double")
 
 
 # --- checks ---------------------------------------------------------------------------------
 
 
-def _check_codec(fmt: InputFormat, disabled: Collection[str]) -> None:
-    if codec_disabled(fmt, disabled):
-        raise AppError.not_implemented(f"the {fmt} decoder is not available on this server")
-    loader = _VIPS_LOADERS.get(fmt)
-    if fmt not in PILLOW_FORMATS and loader and not pyvips.type_find("VipsOperation", loader):
-        raise AppError.not_implemented(f"the {fmt} decoder is not available on this server")
+def _check_codec(row: ImageFormat, disabled: Collection[str]) -> None:
+    if codec_disabled(row.name, disabled) or not _has_decoder(row):
+        raise AppError.not_implemented(f"the {row.name} decoder is not available on this server")
+
+
+def _has_decoder(row: ImageFormat) -> bool:
+    """A format libvips probes needs its loader in this libvips build (HEIF/AVIF, TIFF may be
+    built without); Pillow's are in its wheel."""
+    if row.pillow_use in ("always", "frames") or row.vips_loader is None:
+        return True
+    return bool(pyvips.type_find("VipsOperation", row.vips_loader))

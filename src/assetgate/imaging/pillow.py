@@ -23,14 +23,10 @@ from PIL import Image as PILImage
 from PIL import ImageCms, ImageSequence, UnidentifiedImageError
 
 from assetgate.errors import AppError
-from assetgate.imaging.formats import ImageInput, InputFormat, SourceInfo
+from assetgate.imaging.formats import FORMATS, ImageInput, InputFormat, SourceInfo
 from assetgate.imaging.frames import mark_roll
 from assetgate.imaging.vips import killable
 
-#: Formats Pillow decodes (and the Pillow format name pinned for each).
-PILLOW_FORMATS: Final[dict[str, str]] = {"bmp": "BMP", "tga": "TGA", "pnm": "PPM", "apng": "PNG"}
-#: ... and formats Pillow decodes only when libvips refuses the file.
-_PINNED: Final[dict[str, str]] = {**PILLOW_FORMATS, "tiff": "TIFF"}
 #: TIFF tags read from the header (``tiff_tag``).
 COMPRESSION: Final = 259
 OLD_STYLE_JPEG: Final = 6
@@ -40,7 +36,7 @@ _ALPHA_MODES: Final = frozenset({"RGBA", "LA", "PA", "RGBa", "La"})
 def probe_pillow(src: ImageInput, fmt: InputFormat) -> SourceInfo:
     with _pillow_open(src, fmt) as im:
         width, height = im.size
-        pages = int(getattr(im, "n_frames", 1)) if fmt == "apng" else 1
+        pages = int(getattr(im, "n_frames", 1)) if FORMATS[fmt].animated else 1
         alpha = im.mode in _ALPHA_MODES or "transparency" in im.info
         # A TIFF's orientation tag: Pillow reports the turned size and turns it when loading.
         return SourceInfo(width, height, max(1, pages), alpha, fmt, 1)
@@ -50,7 +46,7 @@ def decode_pillow(src: ImageInput, fmt: InputFormat) -> pyvips.Image:
     """A BMP, TGA, PNM, (first-frame) PNG or (first-page, upright) TIFF decoded whole by Pillow,
     as an 8-bit vips image."""
     with _pillow_open(src, fmt) as im:
-        if fmt == "tiff" and not _tiff_data_fits(im, _size_of(src)):
+        if FORMATS[fmt].checks_strips and not _tiff_data_fits(im, _size_of(src)):
             raise AppError.unsupported_media("image data is truncated or corrupt")
         im.load()
         return from_pillow(im)
@@ -86,11 +82,18 @@ def _size_of(src: ImageInput) -> int:
 def _pillow_open(src: ImageInput, fmt: InputFormat) -> PILImage.Image:
     stream: Any = src if isinstance(src, Path | str) else io.BytesIO(src)
     try:
-        return PILImage.open(stream, formats=[_PINNED[fmt]])
+        return PILImage.open(stream, formats=[_pinned(fmt)])
     except (PILImage.DecompressionBombError, PILImage.DecompressionBombWarning):
         raise AppError.too_large("image dimensions exceed the decoder's safety limit") from None
     except UnidentifiedImageError:
         raise AppError.unsupported_media("image header cannot be read") from None
+
+
+def _pinned(fmt: InputFormat) -> str:
+    """The one Pillow decoder a format may use: a file cannot pick its own."""
+    name = FORMATS[fmt].pillow_name
+    assert name is not None, fmt
+    return name
 
 
 def from_pillow(im: PILImage.Image) -> pyvips.Image:

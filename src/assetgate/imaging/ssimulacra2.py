@@ -14,9 +14,10 @@ A score near 90 is visually lossless, 80 very high quality, 70 high, 50 medium, 
 - libjxl's blur is its recursive Gaussian (Charalampidis 2016, sigma 1.5) with zero outside the
   image. That IIR filter is fed ``in[n-N-1] + in[n+N-1]`` and its poles lie on the unit circle at
   ``(2k+1)pi/2N``, so its response cancels after ``2N-1`` samples: it *is* a symmetric FIR
-  kernel of 9 taps (N = 5), computed below from the same constants. Here it runs as a separable
-  float convolution over a zero border. (The ``ssimulacra2`` package on PyPI blurs with a true
-  Gaussian instead and scores libjxl's tank pair 21.16 where libjxl says 17.3985.)
+  kernel of 9 taps (N = 5), computed from the same constants (``imaging.gaussian``). Here it
+  runs as a separable float convolution over a zero border. (The ``ssimulacra2`` package on
+  PyPI blurs with a true Gaussian instead and scores libjxl's tank pair 21.16 where libjxl says
+  17.3985.)
 - SSIM without the luma denominator, the "ringing" and "blurring" edge maps, 1- and 4-norms of
   each: 108 numbers, libjxl's weights and its final polynomial.
 
@@ -28,6 +29,9 @@ comparison takes ~25 ms of CPU with the reference side precomputed (``bench/qual
 test_ssimulacra2.py`` (its tank crop at four JPEG qualities) and ``bench/quality.py --tank``
 (the full tank pair).
 
+Three modules, one job each: the colour steps (``imaging.xyb``), the blur (``imaging.gaussian``),
+and here the scales, the maps, their norms and libjxl's weights and polynomial.
+
 API:
 - ``Reference(image)``: the reference side, computed once (per scale: XYB, its blurred mean and
   variance terms), for a search that scores many encodes of one image.
@@ -38,37 +42,20 @@ API:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
-import numpy.typing as npt
 import pyvips
 
-from assetgate.imaging.vips import killable
+from assetgate.imaging.gaussian import blur
+from assetgate.imaging.xyb import Plane, linear_srgb, to_xyb
 
 SCALES: Final = 6
-SIGMA: Final = 1.5
 _C2: Final = 0.0009
 #: Backgrounds an image with alpha is blended onto (libjxl's ssimulacra2_main: the worse wins).
 ALPHA_BACKGROUNDS: Final = (0.1, 0.9)
-
-# libjxl opsin_params.h: the opsin absorbance matrix and its bias.
-_M02, _M00 = 0.078, 0.30
-_M12, _M10 = 0.078, 0.23
-_M20, _M21 = 0.24342268924547819, 0.20476744424496821
-_OPSIN: Final = (
-    (_M00, 1.0 - _M02 - _M00, _M02),
-    (_M10, 1.0 - _M12 - _M10, _M12),
-    (_M20, _M21, 1.0 - _M20 - _M21),
-)
-_BIAS: Final = 0.0037930732552754493
-_CBRT_BIAS: Final = _BIAS ** (1.0 / 3.0)
-# XYB from the cube roots, then MakePositiveXYB, as one affine map.
-_POSITIVE_XYB: Final = ((7.0, -7.0, 0.0), (0.5, 0.5, 0.0), (-0.5, -0.5, 1.0))
-_POSITIVE_OFFSET: Final = (0.42, 0.01 - _CBRT_BIAS, 0.55)
 
 # tools/ssimulacra2.cc Msssim::Score: per channel X, Y, B; per scale; per norm (1, 4): the
 # weights of SSIM, ringing and blurring.
@@ -94,149 +81,6 @@ _WEIGHTS: Final = (
 )  # fmt: skip
 
 
-@cache
-def blur_kernel(sigma: float = SIGMA) -> tuple[float, ...]:
-    """libjxl's ``CreateRecursiveGaussian(sigma)`` as the FIR kernel it amounts to.
-
-    The IIR of component k is ``y[n] = n2_k (x[n-N-1] + x[n+N-1]) - d1_k y[n-1] - y[n-2]``,
-    ``d1_k = -2 cos(w_k)``: its impulse response is ``n2_k sin((t+1) w_k) / sin(w_k)``, and the
-    second input tap cancels it from ``t = 2N`` on because ``2N w_k`` is an odd multiple of pi.
-    Output n then weighs input n+d by ``sum_k n2_k sin((N+d) w_k) / sin(w_k)`` for |d| < N."""
-    radius = float(round(3.2795 * sigma + 0.2546))
-    pi_div_2r = math.pi / (2.0 * radius)
-    omega = (pi_div_2r, 3.0 * pi_div_2r, 5.0 * pi_div_2r)
-    p = (1.0 / math.tan(0.5 * omega[0]), -1.0 / math.tan(0.5 * omega[1]),
-         1.0 / math.tan(0.5 * omega[2]))  # fmt: skip
-    r = (p[0] * p[0] / math.sin(omega[0]), -p[1] * p[1] / math.sin(omega[1]),
-         p[2] * p[2] / math.sin(omega[2]))  # fmt: skip
-    rho = [math.exp(-0.5 * sigma * sigma * w * w) / radius for w in omega]
-    d_13 = p[0] * r[1] - r[0] * p[1]
-    d_35 = p[1] * r[2] - r[1] * p[2]
-    d_51 = p[2] * r[0] - r[2] * p[0]
-    zeta_15, zeta_35 = d_35 / d_13, d_51 / d_13
-    a = ((p[0], p[1], p[2]), (r[0], r[1], r[2]), (zeta_15, zeta_35, 1.0))
-    gamma = (1.0, radius * radius - sigma * sigma, zeta_15 * rho[0] + zeta_35 * rho[1] + rho[2])
-    beta = _solve3(a, gamma)
-    n = int(radius)
-    n2 = [-beta[k] * math.cos(omega[k] * (radius + 1.0)) for k in range(3)]
-    return tuple(
-        sum(n2[k] * math.sin((n + d) * omega[k]) / math.sin(omega[k]) for k in range(3))
-        for d in range(-n + 1, n)
-    )
-
-
-def _solve3(a: Sequence[Sequence[float]], b: Sequence[float]) -> tuple[float, float, float]:
-    """Cramer's rule for the 3x3 system of (53) in libjxl's ``CreateRecursiveGaussian``."""
-
-    def det(m: Sequence[Sequence[float]]) -> float:
-        return (
-            m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
-            - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
-            + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
-        )
-
-    whole = det(a)
-    out = []
-    for col in range(3):
-        m = [[b[row] if c == col else a[row][c] for c in range(3)] for row in range(3)]
-        out.append(det(m) / whole)
-    return out[0], out[1], out[2]
-
-
-Plane = npt.NDArray[np.float32]
-
-
-@cache
-def _srgb_lut() -> Plane:
-    """8-bit sRGB code -> linear light plus the opsin bias, as a 256-entry table."""
-    return _to_linear(np.arange(256, dtype=np.float64) / 255.0).astype(np.float32)
-
-
-def _to_linear(v: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    """The exact sRGB transfer function, plus the opsin bias.
-
-    Each row of the opsin matrix sums to 1, so adding the bias to every linear value adds it
-    to every opsin mix, and a box average keeps it: one operation fewer per score."""
-    linear = np.where(v <= 0.04045, v / 12.92, ((v + 0.055) / 1.055) ** 2.4)
-    return linear + _BIAS
-
-
-def _xyb(biased: Plane) -> Plane:
-    """Linear RGB (plus bias), planes (3, h, w) -> libjxl's XYB made positive.
-
-    The 3x3 products are written out plane by plane: numpy's ``@`` hands them to BLAS, whose
-    threads spin on a busy machine and cost several times the arithmetic in CPU time."""
-    cubed = _mix(biased, _OPSIN)
-    np.cbrt(cubed, out=cubed)
-    out = _mix(cubed, _POSITIVE_XYB)
-    for row, offset in enumerate(_POSITIVE_OFFSET):
-        out[row] += np.float32(offset)
-    return out
-
-
-def _mix(planes: Plane, matrix: tuple[tuple[float, float, float], ...]) -> Plane:
-    out = np.empty_like(planes)
-    tmp = np.empty_like(planes[0])
-    for row, (a, b, c) in enumerate(matrix):
-        np.multiply(planes[0], np.float32(a), out=out[row])
-        for plane, weight in ((planes[1], b), (planes[2], c)):
-            if weight:
-                np.multiply(plane, np.float32(weight), out=tmp)
-                out[row] += tmp
-    return out
-
-
-#: Rows per block of the blur: three blocks of an 800 px row stay within a core's L2 cache,
-#: which makes the memory-bound passes a third faster than whole planes.
-_BLOCK_ROWS: Final = 64
-
-
-def _blur(planes: Sequence[Plane | tuple[Plane, Plane]]) -> Plane:
-    """The recursive Gaussian: separable 9-tap float32 convolution, zero outside the image.
-
-    Each entry is a plane, or a pair whose product is blurred: the product is written straight
-    into the padded buffer (no temporary plane). Band by band through two padded buffers of one
-    band each: the only whole-size allocation is the output (most of a score's memory peak)."""
-    kernel = [np.float32(k) for k in blur_kernel()]
-    edge = len(kernel) // 2
-    first = planes[0]
-    height, width = (first[0] if isinstance(first, tuple) else first).shape
-    padded = np.zeros((height, width + 2 * edge), dtype=np.float32)
-    across = np.zeros((height + 2 * edge, width), dtype=np.float32)
-    out = np.empty((len(planes), height, width), dtype=np.float32)
-    inner = padded[:, edge : edge + width]
-    for band, plane in enumerate(planes):
-        if isinstance(plane, tuple):
-            np.multiply(plane[0], plane[1], out=inner)
-        else:
-            inner[...] = plane
-        _fir(padded, across[edge : edge + height], kernel, horizontal=True)
-        _fir(across, out[band], kernel, horizontal=False)
-    return out
-
-
-def _fir(src: Plane, out: Plane, kernel: list[np.float32], *, horizontal: bool) -> None:
-    """``out`` = the symmetric kernel run along the rows (``horizontal``) or the columns of
-    ``src``, which has ``edge`` zeros more on both ends of that axis."""
-    edge = len(kernel) // 2
-    width = out.shape[1]
-    pair = np.empty((_BLOCK_ROWS, width), dtype=np.float32)
-    for top in range(0, out.shape[0], _BLOCK_ROWS):
-        bottom = min(out.shape[0], top + _BLOCK_ROWS)
-        block, tmp = out[top:bottom], pair[: bottom - top]
-
-        def tap(offset: int, top: int = top, bottom: int = bottom) -> Plane:
-            if horizontal:
-                return src[top:bottom, edge + offset : edge + offset + width]
-            return src[top + edge + offset : bottom + edge + offset]
-
-        np.multiply(tap(0), kernel[edge], out=block)
-        for d in range(1, edge + 1):
-            np.add(tap(-d), tap(d), out=tmp)
-            tmp *= kernel[edge + d]
-            block += tmp
-
-
 def _downsample(linear: Plane) -> Plane:
     """2x2 box average; an odd last row/column is averaged with itself, as libjxl clamps."""
     _, height, width = linear.shape
@@ -247,40 +91,6 @@ def _downsample(linear: Plane) -> Plane:
     out += linear[:, 1::2, 1::2]
     out *= np.float32(0.25)
     return out
-
-
-def _pixels(image: pyvips.Image) -> npt.NDArray[Any]:
-    """The image's pixels as an (h, w, bands) array (computed inside the job's kill switch)."""
-    dtype = np.uint16 if image.format == "ushort" else np.uint8
-    if image.format not in ("uchar", "ushort"):
-        image = image.cast("uchar")
-    with killable(image) as target:
-        data = target.write_to_memory()
-    return np.frombuffer(data, dtype=dtype).reshape(image.height, image.width, image.bands)
-
-
-def linear_srgb(image: pyvips.Image, background: float) -> Plane:
-    """8- or 16-bit sRGB (grey or colour, with or without alpha) -> planes (3, h, w) of linear
-    light plus the opsin bias. Alpha is blended onto ``background`` (0..1) in the encoded
-    values, as libjxl does."""
-    pixels = _pixels(image)
-    colours = pixels.shape[2] - (1 if image.hasalpha() else 0)
-    if image.hasalpha() or pixels.dtype != np.uint8:
-        top = float(np.iinfo(pixels.dtype).max)
-        values = pixels.astype(np.float32) / np.float32(top)
-        if image.hasalpha():
-            alpha = values[:, :, colours:]
-            values = values[:, :, :colours] * alpha + (1.0 - alpha) * np.float32(background)
-        linear = _to_linear(values).astype(np.float32)
-        planes = np.ascontiguousarray(np.moveaxis(linear[:, :, :colours], 2, 0))
-    else:
-        # The table straight into planes: one pass, no interleaved float copy.
-        planes = np.empty((colours, image.height, image.width), dtype=np.float32)
-        for band in range(colours):
-            np.take(_srgb_lut(), pixels[:, :, band], out=planes[band])
-    if colours == 1:
-        planes = np.repeat(planes, 3, axis=0)
-    return planes
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,12 +116,12 @@ class _Side:
                 linear = _downsample(linear)
             linears.append(linear)
         for index, linear in enumerate(linears):
-            xyb = _xyb(linear)
+            xyb = to_xyb(linear)
             # Only the blurs a score reads (``_needs``); the variance of a channel whose SSIM
             # is not weighed stays zero.
             ssim_c, _, _ = _needs(index, len(linears))
             pick = list(ssim_c)
-            blurred = _blur([*xyb, *((xyb[c], xyb[c]) for c in pick)])
+            blurred = blur([*xyb, *((xyb[c], xyb[c]) for c in pick)])
             mu = blurred[:3]
             var = np.zeros_like(xyb)
             var[pick] = blurred[3:] - mu[pick] * mu[pick]
@@ -325,7 +135,7 @@ class _Side:
         for index, ref in enumerate(self.scales):
             if index:
                 linear = _downsample(linear)
-            norms.append(self._norms(ref, _xyb(linear), _needs(index, count)))
+            norms.append(self._norms(ref, to_xyb(linear), _needs(index, count)))
         return _combine(norms)
 
     @staticmethod
@@ -344,7 +154,7 @@ class _Side:
         parts: list[Plane | tuple[Plane, Plane]] = [img2[c] for c in mu_c]
         parts += [(img2[c], img2[c]) for c in ssim_c]
         parts += [(ref.xyb[c], img2[c]) for c in ssim_c]
-        blurred = _blur(parts)
+        blurred = blur(parts)
         mu2 = {c: blurred[i] for i, c in enumerate(mu_c)}
         means = [0.0] * 18
         a = np.empty_like(img2[0])

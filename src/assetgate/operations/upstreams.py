@@ -28,6 +28,7 @@ import httpx
 import truststore
 from prometheus_client import Counter
 
+from assetgate.breaker import Breaker
 from assetgate.settings import Settings
 
 #: The label of a request no declared rule names.
@@ -129,16 +130,28 @@ def describe_failure(exc: BaseException) -> dict[str, str]:
 
 
 class UpstreamStates:
-    """The last state of each upstream; a log line only when it changes."""
+    """Each upstream's ``Breaker`` (whether it is failing) and last cause; a log line only when
+    either changes. The breakers never refuse a request (the client only counts and says why):
+    what a part does about a failing upstream is the part's."""
 
     def __init__(self) -> None:
-        self._failing: dict[str, tuple[tuple[str, str], ...]] = {}
+        self._breakers: dict[str, Breaker] = {}
+        self._causes: dict[str, tuple[tuple[str, str], ...]] = {}
+
+    def breaker(self, upstream: str) -> Breaker:
+        found = self._breakers.get(upstream)
+        if found is None:
+            found = self._breakers[upstream] = Breaker(
+                cooldown_s=0.0, on_close=lambda _s: _answers_again(upstream)
+            )
+        return found
 
     def failed(self, upstream: str, described: dict[str, str]) -> None:
+        self.breaker(upstream).failed()
         state = tuple(sorted(described.items()))
-        if self._failing.get(upstream) == state:
+        if self._causes.get(upstream) == state:
             return
-        self._failing[upstream] = state
+        self._causes[upstream] = state
         cause = f" ({described['cause']})" if "cause" in described else ""
         detail = f": {described['detail']}" if described["detail"] else ""
         log.warning(
@@ -151,10 +164,14 @@ class UpstreamStates:
         )
 
     def answered(self, upstream: str) -> None:
-        if self._failing.pop(upstream, None) is not None:
-            log.info(
-                "upstream %s answers again", upstream, extra={"fields": {"upstream": upstream}}
-            )
+        self._causes.pop(upstream, None)
+        breaker = self._breakers.get(upstream)
+        if breaker is not None:
+            breaker.succeeded()
+
+
+def _answers_again(upstream: str) -> None:
+    log.info("upstream %s answers again", upstream, extra={"fields": {"upstream": upstream}})
 
 
 class CountingClient(httpx.AsyncClient):

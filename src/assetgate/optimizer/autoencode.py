@@ -20,7 +20,7 @@ import pyvips
 
 from assetgate.cpu import stop
 from assetgate.imaging.encode import encode, encode_near_lossless
-from assetgate.imaging.formats import OutputFormat
+from assetgate.imaging.formats import OutputFormat, saver_of
 from assetgate.imaging.ssimulacra2 import Reference
 from assetgate.optimizer.autoquality import SearchFormat, Setting, search
 from assetgate.optimizer.bytebudget import fit_quality
@@ -79,6 +79,6 @@ def auto_quality(
 
 def _as_encoded(image: pyvips.Image, output: OutputFormat) -> pyvips.Image:
     """The pixels the encoder really codes (``imaging.encode`` flattens alpha for JPEG)."""
-    if output == "jpeg" and image.hasalpha():
+    if saver_of(output).flattens_alpha and image.hasalpha():
         return image.flatten(background=_WHITE[: image.bands - 1]).copy_memory()
     return image

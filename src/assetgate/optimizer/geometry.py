@@ -11,8 +11,8 @@ from typing import Final
 
 from assetgate.errors import AppError
 from assetgate.imaging.formats import SourceInfo
-from assetgate.optimizer.params import CropGravity
 from assetgate.optimizer.spec import ImageSpec
+from assetgate.optimizer.vocabulary import CropGravity
 
 
 @dataclass(frozen=True, slots=True)

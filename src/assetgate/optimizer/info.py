@@ -6,10 +6,10 @@ ThumbHash (base64) and a tiny WebP as a ``data:`` URL (Next.js ``blurDataURL``).
 shrink-on-load to at most ``SMALL`` px a side (a JPEG is DCT-scaled by 8 while it is read), so the
 answer costs little more than reading the file's entropy-coded data (docs/benchmarks.md).
 Encoders weighed (docs/optimizer.md): BlurHash with ``blurhash-python``, Wolt's C reference
-encoder, over the pure-Python ``blurhash``; ThumbHash with ``fast-thumbhash``, bindings of the
-reference Rust crate, over the pure-Python ``thumbhash`` port (0.1 ms against 12 ms on 32x24, and
-its encoder fails on any image with alpha). Both hash the one ``SMALL`` px image, as their authors
-recommend scaling first.
+encoder, over the pure-Python ``blurhash``; ThumbHash with numpy (``imaging/thumbhash.py``: the
+reference encoder transcribed, as fast as the Rust crate's bindings, which have no arm64 or musl
+wheels; the pure-Python ``thumbhash`` port takes 12 ms on 32x24 and fails on any image with
+alpha). Both hash the one ``SMALL`` px image, as their authors recommend scaling first.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from collections import Counter
 from typing import Any, Final
 
 import blurhash
-import fast_thumbhash
 import pyvips
 
 from assetgate.imaging.encode import encode_webp_still
@@ -28,6 +27,7 @@ from assetgate.imaging.formats import ImageInput, InputFormat, SourceInfo
 from assetgate.imaging.limits import DecodeLimits
 from assetgate.imaging.load import open_image
 from assetgate.imaging.pillow import to_pillow
+from assetgate.imaging.thumbhash import rgba_to_thumb_hash
 
 #: Longest side of the small decode (the hashes' input) and of the ``data:`` placeholder.
 SMALL: Final = 32
@@ -72,9 +72,7 @@ def placeholders(small: pyvips.Image) -> dict[str, str]:
     return {
         "dominant_color": dominant_color(hashed.tobytes()),
         "blurhash": blurhash.encode(hashed.convert("RGB"), across, down),
-        "thumbhash": base64.b64encode(
-            bytes(fast_thumbhash.rgba_to_thumb_hash(width, height, hashed.tobytes()))
-        ).decode(),
+        "thumbhash": base64.b64encode(rgba_to_thumb_hash(width, height, hashed.tobytes())).decode(),
         "placeholder": "data:image/webp;base64," + base64.b64encode(webp).decode(),
     }
 

@@ -9,9 +9,10 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from assetgate.imaging.formats import MEDIA_TYPES
-from assetgate.optimizer.params import OPENAPI_PARAMS, Param
+from assetgate.optimizer.param_row import Param
+from assetgate.optimizer.params import OPENAPI_PARAMS
+from assetgate.web.openapi import error_responses
 
-_ERROR: Final = {"$ref": "#/components/schemas/Error"}
 _BINARY: Final = {"type": "string", "format": "binary"}
 _BODY_TYPES: Final = (*MEDIA_TYPES.values(), "text/css", "application/javascript")
 
@@ -146,12 +147,7 @@ def _responses(*, body: bool, links: dict[str, Any] | None = None) -> dict[str, 
         "200": ok,
         "304": {"description": "Not modified (If-None-Match / If-Modified-Since)."},
     }
-    for status, text in _ERRORS.items():
-        error: dict[str, Any] = {"description": text}
-        if body:
-            error["content"] = {"application/json": {"schema": _ERROR}}
-        responses[status] = error
-    return responses
+    return {**responses, **error_responses(_ERRORS, body=body)}
 
 
 def make_paths(file_param: Param) -> dict[str, Any]:

@@ -20,6 +20,7 @@ import pyvips
 from cachetools import LRUCache, cached
 
 from assetgate.cpu import stop
+from assetgate.imaging.formats import saver_of
 from assetgate.imaging.frames import is_animated, make_roll, split_frames, timing
 from assetgate.imaging.load import to_srgb8
 from assetgate.optimizer.geometry import WHITE, place
@@ -198,7 +199,7 @@ def _logo(data: bytes, box: tuple[int, int], opacity: float) -> pyvips.Image:
 
 def flatten(image: pyvips.Image, plan: Plan) -> pyvips.Image:
     """JPEG has no alpha: flattened here onto ``background`` (the encoder would use white)."""
-    if plan.output != "jpeg" or not image.hasalpha() or plan.background == WHITE:
+    if not saver_of(plan.output).flattens_alpha or not image.hasalpha() or plan.background == WHITE:
         return image
     if len(set(plan.background)) > 1:  # a colour: a grey image becomes sRGB to show it
         image = _as_rgb(image)

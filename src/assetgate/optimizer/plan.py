@@ -24,12 +24,14 @@ from typing import Final
 from assetgate.errors import AppError
 from assetgate.imaging.formats import (
     DEFAULT_QUALITY,
+    FORMATS,
     MEDIA_TYPES,
     WEBP_MAX_SIDE,
     OutputFormat,
     SourceInfo,
     as_output,
     codec_disabled,
+    saver_of,
 )
 from assetgate.imaging.limits import DecodeLimits, check_animation
 from assetgate.optimizer.geometry import WHITE, Box, Pad, geometry, pad_for, strategy, turned
@@ -194,7 +196,8 @@ def make_plan(
     )
     if codec_disabled(output, limits.decode.disabled):
         raise AppError.not_implemented(f"the {output} encoder is not available on this server")
-    animated = source.animated and output in ("gif", "webp")
+    saver = saver_of(output)
+    animated = source.animated and saver.animates
     if animated:
         check_animation(
             source, max_pixels=limits.decode.max_pixels, max_frames=limits.decode.max_frames
@@ -209,9 +212,10 @@ def make_plan(
         raise AppError.too_large(
             f"AVIF output {out_w}x{out_h} is over the limit of {limits.max_avif_pixels / 1e6:g} MP"
         )
-    if output == "webp" and max(out_w, out_h) > WEBP_MAX_SIDE:
+    if saver.max_side is not None and max(out_w, out_h) > saver.max_side:
         raise AppError.too_large(
-            f"WebP output {out_w}x{out_h} is over the format's limit of {WEBP_MAX_SIDE} px a side"
+            f"{FORMATS[output].label} output {out_w}x{out_h} is over the format's limit of "
+            f"{saver.max_side} px a side"
         )
     load_size, crop, smart, resize = strategy(
         source, box, smart, (base_w, base_h), target, decoded=decoded
@@ -236,9 +240,9 @@ def make_plan(
         filters=spec.filters,
         background=spec.background[:3] if spec.background else WHITE,
         trim=0 if animated or decoded else spec.trim,
-        max_bytes=spec.max_bytes if output in ("jpeg", "webp", "avif") else None,
+        max_bytes=spec.max_bytes if saver.lossy else None,
         watermark=watermark,
-        auto=spec.auto if output in ("jpeg", "webp", "avif") and not animated else None,
+        auto=spec.auto if saver.lossy and not animated else None,
     )
     if plan.changes_pixels:
         return plan
@@ -295,4 +299,4 @@ def may_serve_source(
         return False
     if requested is not None:
         return requested == same
-    return output == same or same in ("jpeg", "png", "gif") or same in negotiation.named
+    return output == same or saver_of(same).everywhere or same in negotiation.named

@@ -15,9 +15,10 @@ from typing import Final
 from starlette.datastructures import QueryParams
 
 from assetgate.minify.spec import AssetSpec, parse_asset_spec
-from assetgate.optimizer.params import NO_AUTO_DEFAULT, AutoQuality, bare_switches
+from assetgate.optimizer.params import bare_switches
 from assetgate.optimizer.presets import NO_PRESETS, Presets, expand, snap_width, transforms
 from assetgate.optimizer.spec import ImageSpec, parse_spec
+from assetgate.optimizer.vocabulary import NO_AUTO_DEFAULT, AutoQuality
 
 ENTRIES: Final = 4096
 

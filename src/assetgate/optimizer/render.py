@@ -17,10 +17,17 @@ from pathlib import Path
 
 import pyvips
 
-from assetgate.errors import AppError
+from assetgate.errors import AppError, TooLarge
 from assetgate.imaging.cost import JobTerms, fitting_pixels, mib, peak_bytes
 from assetgate.imaging.encode import encode
-from assetgate.imaging.formats import HEAD_BYTES, ImageInput, InputFormat, OutputFormat, sniff
+from assetgate.imaging.formats import (
+    FORMATS,
+    HEAD_BYTES,
+    ImageInput,
+    InputFormat,
+    OutputFormat,
+    sniff,
+)
 from assetgate.imaging.integrity import ends_with_eoi, tolerating_harmless
 from assetgate.imaging.load import SourceInfo, decoding, open_image, probe
 from assetgate.optimizer.autoencode import auto_quality
@@ -128,8 +135,7 @@ class Probed:
         pixels = fitting_pixels(self.info, ceiling, **_cost_terms(reduced, self.info))
         width = min(plan.width - 1, math.isqrt(pixels * plan.width // max(1, plan.height)))
         hint = f"width={width} or less fits" if width >= 1 else "no smaller size fits either"
-        raise AppError(
-            413,
+        raise TooLarge(
             f"file: {what} needs about {mib(cost)} of memory at its peak, over the memory safety "
             f"limit of {mib(ceiling)} for one image job (ASSETGATE_RENDER_JOB_MEMORY_BYTES); "
             f"{hint}, or the operator can raise the limit",
@@ -169,7 +175,7 @@ def prepare(job: Job, *, reencode: bool = False) -> Probed | Outcome:
         if not reencode:
             return Outcome(fmt, plan.output, None, info.width, info.height)
         plan = replace(plan, passthrough=False)
-    ready = Probed(src, fmt, info, plan, fmt == "jpeg" and ends_with_eoi(src))
+    ready = Probed(src, fmt, info, plan, FORMATS[fmt].warns_when_cut and ends_with_eoi(src))
     if job.spec.info:  # ``info=1`` only reads the header and the pixels' statistics
         return ready
     if plan.fallback is not None and not reencode and not ready.fits(decode.max_job_bytes):

@@ -9,8 +9,10 @@ held hit, render through the gate inside the cache, keep). Every method is route
 anything but GET/HEAD/OPTIONS gets our 405 with ``Allow`` (``web.http``).
 
 With a bucket, an origin or several mounts (``sources``, docs/sources.md) the path check is
-``Mounts.locate``, which hands back a local copy of the remote file, and an image variant another
-node rendered is answered from the shared result store before the source is fetched at all.
+``Mounts.mount_of`` (no I/O) and ``Mounts.locate``, which hands back a local copy of the remote
+file (a ``RemoteCopy``, which the later steps read instead of looking the copy up again); between
+the two, an image variant another node rendered is answered from the shared result store before
+the source is fetched at all (``variants.shared_answer``).
 """
 
 from __future__ import annotations
@@ -32,12 +34,13 @@ from assetgate.errors import AppError
 from assetgate.imaging.vips import engine_version
 from assetgate.optimizer import result_codec
 from assetgate.optimizer.openapi import make_paths
-from assetgate.optimizer.params import ALIASES, FILE_PARAM, AutoQuality
+from assetgate.optimizer.params import ALIASES, FILE_PARAM
 from assetgate.optimizer.plan import Limits
 from assetgate.optimizer.presets import PRESET_PARAM, load_presets, transforms
 from assetgate.optimizer.queries import QueryReader, query_reader
 from assetgate.optimizer.render import Outcome
-from assetgate.optimizer.variants import shared_answer, variant_for
+from assetgate.optimizer.variants import image_ask, shared_answer, variant_for
+from assetgate.optimizer.vocabulary import AutoQuality
 from assetgate.optimizer.watermark_images import checker
 from assetgate.optimizer.watermarks import NO_WATERMARKS, Watermarks, fingerprint, parse_watermarks
 from assetgate.part import PageLink, Part, part_state
@@ -45,6 +48,7 @@ from assetgate.resources import Resources, resources
 from assetgate.serving.answer import FoundFile, answer
 from assetgate.serving.tags import Tags, edge_seconds
 from assetgate.settings import Settings
+from assetgate.sources.copies import RemoteCopy
 from assetgate.web.http import READ_METHODS
 from assetgate.web.params import read_str
 from assetgate.web.paths import clean_relative, locate
@@ -143,20 +147,28 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
         require_signature(state.signing_keys, name, params.multi_items(), signature, ALIASES)
     query = state.read_query(request.scope["query_string"], static_when_plain)
     tags = _tags(request, res.settings, name, tagged=query.image is not None)
-    if state.real_root is None:  # a bucket, an origin or several mounts (sources.mounts)
-        shared = await shared_answer(request, res, state, name, query, RESERVED, tags)
+    fingerprints = res.mounts.fingerprints  # None: no result store, the nodes share nothing
+    mounted = None  # a bucket, an origin or several mounts (sources.mounts): the same path rules
+    if state.real_root is None:
+        mounted = res.mounts.mount_of(name, reserved=RESERVED)
+    # the image variant, worked out once: for another node's rendering and for this one's
+    ask = image_ask(request, state, query, None if mounted is None else mounted.shared)
+    if state.real_root is not None:
+        found = locate(state.real_root, name, reserved=RESERVED)
+    elif mounted is None:
+        raise AppError.not_found()
+    else:
+        shared = await shared_answer(request, res, state, mounted, ask, tags)
         if shared is not None:  # rendered by another node: no source fetched, no render
             return shared
-        found = await res.mounts.locate(name, reserved=RESERVED)  # the same path rules
-    else:
-        found = locate(state.real_root, name, reserved=RESERVED)
+        found = await res.mounts.locate(mounted)
     if found is None:
         raise AppError.not_found()
     path = None if tags is None else tags.path
-    variant = variant_for(request, res, state, found, query, path)  # 413 before the file is read
+    variant = variant_for(request, res, state, found, query, ask, path)  # 413 before it is read
     version = await res.versions.identify(found.real, found.stat)
-    if state.real_root is None and variant.rendering is not None:
-        res.mounts.note(found, version)  # a remote copy's fingerprint, for the other nodes
+    if fingerprints is not None and variant.rendering is not None and isinstance(found, RemoteCopy):
+        fingerprints.share(found, version)  # a remote copy's fingerprint, for the other nodes
     offer = functools.partial(res.hot_lane.offer, request.scope, found)
     return await answer(request, FoundFile(found.real, found.stat, version, offer, tags), variant)
 

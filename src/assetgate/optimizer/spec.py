@@ -14,16 +14,15 @@ from typing import Final
 
 from assetgate.errors import AppError
 from assetgate.imaging.formats import DEFAULT_QUALITY, OutputFormat
-from assetgate.optimizer.params import (
+from assetgate.optimizer.params import PARAMS, RECOGNISED
+from assetgate.optimizer.vocabulary import (
     AUTO_PATTERN,
     CROP_PATTERN,
     FOCUS_PATTERN,
     FORMAT_CHOICES,
     MAX_SIDE,
     NO_AUTO_DEFAULT,
-    PARAMS,
     RATIO_PATTERN,
-    RECOGNISED,
     ROTATIONS,
     AutoQuality,
     CropGravity,

@@ -9,19 +9,23 @@ gate (sniff 415, header limits 413, codecs 501, render) inside the result cache,
 
 With a bucket, an origin or several mounts, an image variant another node rendered is answered
 from the shared result store by the fingerprint that node shared, before the source is fetched
-(``shared_answer``); it names the variant exactly as ``image_variant`` does (``variant_etag``).
-The ETag needs that fingerprint, so the node that renders a variant of a remote copy also stores
-it under a second name that needs none, its alias "by source" (``variant_alias``: the engine, the
-object's source-cache ident, the variant's key), holding the ETag it was rendered under. Node B
-starts the alias's read, then reads the fingerprint: both at once, one round trip; the alias is
-served only when the ETag inside is the one the fingerprint gives (docs/sources.md).
+(``shared_answer``, served by ``serving.answer.answer_stored``); it is the same image variant
+(``image_variant``), built from the shared version's size instead of the file's. The ETag needs
+that fingerprint, so the node that renders a variant of a remote copy also stores it under a
+second name that needs none, its alias "by source" (``variant_alias``: the engine, the object's
+source-cache ident, the variant's key), holding the ETag it was rendered under. Node B starts the
+alias's read, then reads the fingerprint: both at once, one round trip; the alias is served only
+when the ETag inside is the one the fingerprint gives (docs/sources.md).
+
+What the request asks of an image, known before the file is (``ImageAsk``: the negotiation, the
+variant's key and alias), is worked out once and serves both the shared answer and the render.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Hashable, Mapping
+from collections.abc import Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Final, Protocol
 
@@ -40,12 +44,11 @@ from assetgate.optimizer.spec import ImageSpec
 from assetgate.optimizer.static import static_variant
 from assetgate.optimizer.watermarks import Watermarks
 from assetgate.resources import Resources
-from assetgate.serving.answer import AnyVariant, Rendering, Variant
-from assetgate.serving.prepared import BlockResponse, Prepared
+from assetgate.serving.answer import AnyVariant, Rendering, Variant, answer_stored
+from assetgate.serving.prepared import Prepared
 from assetgate.serving.tags import Tags
 from assetgate.serving.versions import FileVersion, stat_key
-from assetgate.web.cachestatus import HEADER as CACHE_STATUS
-from assetgate.web.cachestatus import VALUES as CACHE_VALUES
+from assetgate.sources.mounts import MountedPath
 from assetgate.web.cachestatus import CacheState
 from assetgate.web.caching import make_etag
 from assetgate.web.negotiation import joined_field
@@ -56,7 +59,6 @@ from assetgate.web.savings import savings_headers
 BUDGET_HEADER: Final = "X-Optimizer-Budget"
 #: ``quality=auto`` (extension): the SSIMULACRA2 score of the answer against its lossless render.
 SCORE_HEADER: Final = "X-Output-Score"
-_HIT: Final = {CACHE_STATUS: CACHE_VALUES["HIT"]}
 
 #: An image variant's key among its version's answers: the spec's canonical key, the format bucket.
 VariantKey = tuple[Hashable, str]
@@ -79,16 +81,45 @@ class Conditions(Protocol):
     def watermarks(self) -> Watermarks: ...
 
 
+@dataclass(frozen=True, slots=True)
+class ImageAsk:
+    """What the request asks of an image before the file is known: worked out once per request,
+    for the shared answer and the render alike."""
+
+    spec: ImageSpec
+    negotiation: Negotiation
+    key: VariantKey  # the spec's canonical key and the negotiated format's bucket
+    alias: str | None = None  # its name "by source" (``variant_alias``); None: nothing shared
+
+
+def image_ask(
+    request: Request, conditions: Conditions, query: Query, ident: str | None = None
+) -> ImageAsk | None:
+    """The image variant ``query`` asks for, or None when it asks for none. ``ident``: the remote
+    object's source-cache ident when the nodes share renderings (its alias is named then)."""
+    spec = query.image
+    if spec is None:
+        return None
+    negotiation, bucket = negotiate(request, conditions, spec)
+    key = (query.cache_key, bucket)
+    alias = None
+    if ident is not None and conditions.results is not None:
+        alias = variant_alias(conditions.engine, ident, key)
+    return ImageAsk(spec, negotiation, key, alias)
+
+
 def variant_for(
     request: Request,
     res: Resources,
     conditions: Conditions,
     found: Located,
     query: Query,
+    ask: ImageAsk | None,
     path: str | None = None,
 ) -> AnyVariant:
     """What the request asks of the file ``found``; 413 for an image source over the limit.
-    ``path``: its public path, under which a rendering is entered in the purge index."""
+    ``ask``: the image variant the query names (``image_ask``, worked out before the file was
+    found); ``path``: its public path, under which a rendering is entered in the purge index."""
     settings = res.settings
     if is_asset(found.real):
         floor = AssetFloor(res.minify_pool, res.assets, settings.asset_max_bytes)
@@ -97,7 +128,7 @@ def variant_for(
         return asset_variant(
             floor, found.real, found.stat.st_size, query.asset, accept_encoding, headers
         )
-    if query.image is None:
+    if ask is None:
         return static_variant(
             found.real, cache_control=settings.cache_control, cors=conditions.cors
         )
@@ -105,74 +136,61 @@ def variant_for(
         raise AppError.too_large(
             f"source file is over the limit of {settings.max_source_bytes} bytes"
         )
-    return image_variant(request, res, conditions, found, query.image, query.cache_key, path)
+    work = _ImageWork(res, conditions, found, ask, path)
+    return image_variant(conditions, ask, res.settings.cache_control, found.stat.st_size, work)
 
 
 def image_variant(
-    request: Request,
-    res: Resources,
     conditions: Conditions,
-    found: Located,
-    spec: ImageSpec,
-    cache_key: Hashable,
-    path: str | None = None,
+    ask: ImageAsk,
+    cache_control: str,
+    source_size: int,
+    make: Callable[[FileVersion, Receive], Awaitable[Outcome]],
 ) -> Variant[Outcome]:
-    negotiation, bucket = negotiate(request, conditions, spec)
-    key = (cache_key, bucket)
-    validators = functools.partial(
-        _image_validators, conditions, spec, res.settings.cache_control, key
-    )
-    ident = res.mounts.copy_ident(found.real) if conditions.results is not None else None
-    alias = None if ident is None else variant_alias(conditions.engine, ident, key)
-    work = _ImageWork(res, conditions, found, spec, negotiation, key, alias, path)
-    headers = functools.partial(_outcome_headers, found.stat.st_size)
-    return Variant(key, validators, Rendering(work, _outcome_body, headers, conditions.results))
+    """The image variant ``ask`` names, of a source of ``source_size`` bytes, rendered by
+    ``make``: one naming (key, ETag, headers) for the render and the shared answer."""
+    validators = functools.partial(_image_validators, conditions, ask.spec, cache_control, ask.key)
+    headers = functools.partial(_outcome_headers, source_size)
+    return Variant(ask.key, validators, Rendering(make, _outcome_body, headers, conditions.results))
 
 
 async def shared_answer(
     request: Request,
     res: Resources,
     conditions: Conditions,
-    name: str,
-    query: Query,
-    reserved: tuple[str, ...],
+    mounted: MountedPath,
+    ask: ImageAsk | None,
     tags: Tags | None = None,
 ) -> Response | None:
     """An image variant another node rendered, answered from the result store by the fingerprint
-    it shared (``sources.mounts``), before this node fetches the source; None: the long way.
+    it shared for the remote object ``mounted`` names, before this node fetches the source; None:
+    the long way (not an image variant, nothing shared, a current copy here, not stored).
 
     The variant's alias is read while the fingerprint is (not for a conditional request: a 304
     needs no variant); the read is cancelled whenever it is not used."""
-    spec, results = query.image, conditions.results
-    if spec is None or results is None or is_asset(name):
+    results, fingerprints, ident = conditions.results, res.mounts.fingerprints, mounted.shared
+    if ask is None or ask.alias is None or results is None or fingerprints is None:
         return None
-    ident = res.mounts.shared_ident(name, reserved=reserved)
-    if ident is None:
+    if ident is None or not mounted.ask_others or is_asset(mounted.key):
         return None
-    key = (query.cache_key, negotiate(request, conditions, spec)[1])
-    early = None
-    if not _conditional(request):
-        early = results.prefetch(variant_alias(conditions.engine, ident, key))
+    early = None if _conditional(request) else results.prefetch(ask.alias)
     try:
-        version = await res.mounts.version(ident)
+        version = await fingerprints.read(ident)
         if version is None or version.size > res.settings.max_source_bytes:
             return None
-        etag = variant_etag(conditions.engine, version.fingerprint, key)
         cache_control = res.settings.cache_control
-        headers = _image_headers(etag, version.last_modified, spec, cache_control, conditions)
-        if tags is not None:
-            headers.update(tags.fields())
-        prepared = Prepared.build(etag, version.mtime, {**headers, **_HIT})  # as serving.answer
-        if prepared.matches(request):
-            return BlockResponse(304, prepared.not_modified)
-        outcome = await results.find(etag, early=early)
+        variant = image_variant(conditions, ask, cache_control, version.size, _rendered_elsewhere)
+        find = functools.partial(results.find, early=early)
+        return await answer_stored(request, version, variant, find, tags)
     finally:
         if early is not None:
             early.cancel()
-    if outcome is None or outcome.body is None:
-        return None
-    rendered = _rendered_headers(version.size, outcome, "HIT")
-    return Response(outcome.body, headers={**headers, **rendered, **_HIT})
+
+
+async def _rendered_elsewhere(source: FileVersion, receive: Receive) -> Outcome:
+    """The shared answer's rendering: made by the node that holds the file, never here
+    (``answer_stored`` only reads it)."""
+    raise RuntimeError("a shared answer is read from the result store, never rendered here")
 
 
 def negotiate(request: Request, conditions: Conditions, spec: ImageSpec) -> tuple[Negotiation, str]:
@@ -238,20 +256,17 @@ class _ImageWork:
     res: Resources
     conditions: Conditions
     found: Located
-    spec: ImageSpec
-    negotiation: Negotiation
-    key: VariantKey
-    alias: str | None = None
+    ask: ImageAsk
     path: str | None = None  # the public path, for the purge index
 
     async def __call__(self, source: FileVersion, receive: Receive) -> Outcome:
         outcome = await self._make(source, receive)
-        results = self.conditions.results
+        results, alias = self.conditions.results, self.ask.alias
         # as ``serving.answer`` keeps it: a copy being rewritten has no trusted fingerprint
         kept = source.key == stat_key(self.found.stat)
-        if self.alias is not None and results is not None and outcome.body is not None and kept:
-            etag = variant_etag(self.conditions.engine, source.fingerprint, self.key)
-            results.share_as(self.alias, etag, outcome, path=self.path)
+        if alias is not None and results is not None and outcome.body is not None and kept:
+            etag = variant_etag(self.conditions.engine, source.fingerprint, self.ask.key)
+            results.share_as(alias, etag, outcome, path=self.path)
         return outcome
 
     async def _make(self, source: FileVersion, receive: Receive) -> Outcome:
@@ -260,12 +275,12 @@ class _ImageWork:
             self.res.settings,
             path=self.found.real,
             size=self.found.stat.st_size,
-            spec=self.spec,
-            negotiation=self.negotiation,
+            spec=self.ask.spec,
+            negotiation=self.ask.negotiation,
             limits=self.conditions.limits,
             watermarks=self.conditions.watermarks,
         )
-        ready = source.recall(self.key, Probed)
+        ready = source.recall(self.ask.key, Probed)
         if ready is not None:
             ready = ready.at(job.path)
         else:
@@ -273,7 +288,7 @@ class _ImageWork:
             if isinstance(probed, Outcome):
                 return probed
             if probed.by_name:  # a small file's head (its bytes) is not kept twice
-                source.note(self.key, probed)
+                source.note(self.ask.key, probed)
             ready = probed
         return await gate.run(render, job, ready, cost=ready.cost, receive=receive)
 

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
-from assetgate.imaging.formats import sniff
-from assetgate.optimizer.params import GRAVITIES, NAME_PATTERN, Gravity
+from assetgate.imaging.formats import FORMATS, sniff
+from assetgate.optimizer.vocabulary import GRAVITIES, NAME_PATTERN, Gravity
 from assetgate.settings import json_value
 from assetgate.web.paths import locate
 
@@ -94,7 +94,7 @@ def _entry(name: str, spec: object, real_root: str, check: ImageCheck | None) ->
     with open(found.real, "rb") as handle:
         data = handle.read(MAX_WATERMARK_BYTES + 1)
     fmt = sniff(data)
-    if fmt not in ("png", "webp", "gif", "jpeg", "avif"):
+    if fmt is None or FORMATS[fmt].saver is None:  # a format every output can carry
         raise ValueError(f"watermark {name!r}: path: expected a PNG, WebP, GIF, JPEG or AVIF")
     if check is not None:
         try:

@@ -16,7 +16,7 @@ import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from assetgate.errors import AppError
+from assetgate.errors import AppError, NotFound, Unavailable
 from assetgate.minify.render import Rendered
 from assetgate.minify.respond import AssetFloor, asset_variant
 from assetgate.minify.spec import AssetSpec, parse_asset_spec
@@ -95,8 +95,8 @@ async def file_answer(
         state.flush_touches_soon()
     try:
         info, version = await identify_path(resources(request).versions, blob)
-    except AppError as exc:  # evicted by another process since the index named it
-        if exc.status == 404 and not sibling:
+    except NotFound as exc:  # evicted by another process since the index named it
+        if not sibling:
             raise Vanished from exc
         raise
     file = FoundFile(blob, info, version, tags=_tags(request, key, found.path))
@@ -190,4 +190,4 @@ async def serve_stored(
                 await state.packages.ensure_version(name, version)
             else:
                 await state.packages.ensure_library_file(name, version, path)
-    raise AppError.upstream("file is not available, retry", status=503)
+    raise Unavailable("file is not available, retry")

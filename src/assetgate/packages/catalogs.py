@@ -19,11 +19,11 @@ from urllib.parse import quote, urlencode, urlsplit
 import anyio.to_thread
 import httpx
 
-from assetgate.errors import AppError
+from assetgate.errors import AppError, NotFound, TimedOut, UpstreamFailed
 from assetgate.packages.address import EXACT_LIBRARY_VERSION, LIBRARY_NAME, is_package_name
 from assetgate.packages.merge import Hit, Kind
-from assetgate.packages.packument import keep_tags, keep_version, parse_packument
-from assetgate.packages.versions import Dist, Packument, is_exact
+from assetgate.packages.packument import parse_packument
+from assetgate.packages.versions import Packument, is_exact
 from assetgate.web.upstream_body import BadBody, TooLarge, read_body
 
 PACKUMENT_MAX_BYTES: Final = 32 * 1024 * 1024  # ASSETGATE_PACKUMENT_MAX_BYTES' default
@@ -32,12 +32,12 @@ ABBREVIATED: Final = "application/vnd.npm.install-v1+json; q=1.0, application/js
 DEPRECATED: Final = ',"deprecated":"yes"'
 
 
-class UpstreamRefused(AppError):
+class UpstreamRefused(UpstreamFailed):
     """The upstream answered 401 or 403: the credentials sent (or their absence) were refused.
     The caller names the package and the registry's host; no credential is ever in a message."""
 
     def __init__(self, code: int) -> None:
-        super().__init__(502, f"upstream refused access (HTTP {code})")
+        super().__init__(f"upstream refused access (HTTP {code})")
         self.code = code
 
 
@@ -65,7 +65,7 @@ async def fetch_body(
         async with asyncio.timeout(timeout_s):
             async with http.stream("GET", url, headers=sent, timeout=timeout_s) as response:
                 if response.status_code == 404:
-                    raise AppError.upstream("not found upstream", 404)
+                    raise NotFound("not found upstream")
                 if response.status_code in (401, 403):
                     raise UpstreamRefused(response.status_code)
                 if response.status_code != 200:
@@ -76,7 +76,7 @@ async def fetch_body(
     except BadBody as exc:
         raise AppError.upstream(f"upstream {exc.reason}") from exc
     except TimeoutError as exc:
-        raise AppError.upstream("upstream timed out", 504) from exc
+        raise TimedOut("upstream timed out") from exc
     except httpx.HTTPError as exc:
         raise AppError.upstream("upstream unreachable") from exc
 
@@ -107,27 +107,6 @@ def packument_url(registry: str, name: str) -> str:
 
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def make_packument(name: str, doc: object) -> Packument:
-    """A registry-shaped document already parsed (the reduced copy kept for stale-if-error)."""
-    if not isinstance(doc, dict) or not isinstance(doc.get("versions"), dict):
-        raise AppError.upstream("registry answered an unexpected document")
-    dists: dict[str, Dist] = {}
-    deprecated: set[str] = set()
-    for version, meta in doc["versions"].items():
-        kept = keep_version(version, meta)
-        if kept is None:
-            continue
-        dists[version], is_deprecated = kept
-        if is_deprecated:
-            deprecated.add(version)
-    tags = keep_tags(doc.get("dist-tags"))
-    description = _str(doc.get("description")) or ""
-    latest = tags.get("latest")
-    if not description and latest and isinstance(doc["versions"].get(latest), dict):
-        description = _str(doc["versions"][latest].get("description")) or ""
-    return Packument(name, tags, dists, frozenset(deprecated), description)
 
 
 def packument_to_json(packument: Packument) -> dict[str, object]:
@@ -257,9 +236,7 @@ async def search_npm(
         doc = await fetch_json(
             http, url, timeout_s=timeout_s, max_bytes=SEARCH_MAX_BYTES, headers=headers(url)
         )
-    except AppError as exc:
-        if exc.status != 404:
-            raise
+    except NotFound:
         return await _exact_name_hit(
             http, registry, q, timeout_s=timeout_s, max_bytes=packument_max_bytes, headers=headers
         )
@@ -288,10 +265,8 @@ async def _exact_name_hit(
             full=True,
             headers=headers(packument_url(registry, name)),
         )
-    except AppError as exc:
-        if exc.status == 404:
-            return []
-        raise
+    except NotFound:
+        return []
     latest = packument.dist_tags.get("latest")
     if latest is None or latest not in packument.dists:
         return []
@@ -343,7 +318,7 @@ def make_library_version(doc: object) -> LibraryVersion:
     if not isinstance(doc, dict):
         raise AppError.upstream("library catalog answered an unexpected document")
     if doc.get("error"):
-        raise AppError.upstream("library version not found", 404)
+        raise NotFound("library version not found")
     files: set[str] = set()
     for key in ("files", "rawFiles"):
         listed = doc.get(key)

@@ -14,14 +14,11 @@ again on every request.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import logging
-import os
-import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TypeVar, cast
@@ -31,17 +28,16 @@ import httpx
 
 from assetgate.cache import Cache, Codec, dataclass_codec, memory_codec
 from assetgate.cpu.workgate import WorkGate
-from assetgate.errors import AppError
+from assetgate.errors import AppError, NotFound, Overloaded
 from assetgate.packages import catalogs
 from assetgate.packages.catalogs import LibraryVersion
 from assetgate.packages.defaultfile import choose_default_file
-from assetgate.packages.integrity import Expected, expected_for_dist, needs_sri, parse_sri
-from assetgate.packages.packument import Unpublished
+from assetgate.packages.download import download_verified, put_file, temp_file
+from assetgate.packages.integrity import expected_for_dist, needs_sri, parse_sri
+from assetgate.packages.packument import Unpublished, parse_packument
 from assetgate.packages.registry import Registries, registry_host
-from assetgate.packages.store import FileRow, Store, StoreSink, VersionKey, VersionRow
+from assetgate.packages.store import FileRow, Store, VersionKey, VersionRow
 from assetgate.packages.tarball import (
-    CHUNK_BYTES,
-    StoredBlob,
     TarballLimits,
     blob_suffix,
     unpack,
@@ -53,7 +49,6 @@ from assetgate.packages.versions import (
     resolve_without_scan,
 )
 from assetgate.resources import Resources
-from assetgate.web.upstream_body import BadBody, TooLarge, decoded_chunks
 
 log = logging.getLogger("assetgate.packages")
 
@@ -62,7 +57,6 @@ ALIAS_TTL_S: Final = 300.0
 STALE_IF_ERROR_S: Final = 24 * 3600.0
 NEGATIVE_TTL_S: Final = 60.0
 PACKUMENT_MEMORY_BYTES: Final = 32 * 1024 * 1024
-DOWNLOAD_DEADLINE_S: Final = 60.0
 MAX_TARBALL_BYTES: Final = 64 * 1024 * 1024
 DEFAULT_LIMITS: Final = TarballLimits()
 INLINE_SCAN_VERSIONS: Final = 512  # a range over more versions is resolved on a worker thread
@@ -133,7 +127,7 @@ def refused(what: str, registry: str, code: int) -> AppError:
 
 
 def _upstream_failure(exc: AppError, what: str) -> AppError:
-    if exc.status == 404:
+    if isinstance(exc, NotFound):
         return AppError.not_found(f"{what} not found")
     return AppError.upstream(f"{what}: {exc.message}")
 
@@ -195,9 +189,9 @@ class Packages:
         except catalogs.UpstreamRefused as exc:
             # Not an outage: no stale copy hides a token that is missing, revoked or refused.
             raise refused(name, registry, exc.code) from None
+        except NotFound as exc:
+            raise AppError.not_found("package not found") from exc
         except AppError as exc:
-            if exc.status == 404:
-                raise AppError.not_found("package not found") from exc
             stale = await self._stale_packument(name)
             if stale is None:
                 raise _upstream_failure(exc, "registry") from exc
@@ -217,7 +211,7 @@ class Packages:
         if saved is None or time.time() - saved[0] > STALE_IF_ERROR_S:
             return None
         try:
-            return catalogs.make_packument(name, saved[1])
+            return parse_packument(name, saved[1])
         except AppError:
             return None
 
@@ -267,9 +261,10 @@ class Packages:
             row = self.store.version(*key)
             if row is not None:
                 return row  # another worker process finished it while we waited
-            with self._temp_file() as tmp:
+            with temp_file(self.store.tmp_dir) as tmp:
                 try:
-                    await self._download(
+                    await download_verified(
+                        self.http,
                         url,
                         tmp,
                         expected,
@@ -291,7 +286,7 @@ class Packages:
         try:
             unpacked = await self.gate.run(unpack, tarball, sink, self.limits)
         except AppError as exc:
-            if exc.status != 503:  # the archive itself was refused, not the CPU door
+            if not isinstance(exc, Overloaded):  # the archive itself was refused, not the door
                 log.warning("refused %s@%s: %s", key[1], key[2], exc.message)
             raise
         manifest: object = {}
@@ -313,54 +308,6 @@ class Packages:
             sink.discard(set(sink.created))
             raise
         await anyio.to_thread.run_sync(self.store.evict, key)
-
-    @contextlib.contextmanager
-    def _temp_file(self) -> Iterator[Path]:
-        fd, name = tempfile.mkstemp(dir=self.store.tmp_dir, prefix="dl-")
-        os.close(fd)
-        try:
-            yield Path(name)
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(name)
-
-    async def _download(
-        self,
-        url: str,
-        target: Path,
-        expected: Expected | None,
-        max_bytes: int,
-        what: str,
-        headers: Mapping[str, str] | None = None,
-    ) -> None:
-        """Stream ``url`` into ``target`` while hashing; verify before returning. ``headers``:
-        the registry's credential, when one covers ``url``."""
-        digest = expected.new_hash() if expected is not None else None
-        try:
-            async with asyncio.timeout(DOWNLOAD_DEADLINE_S):
-                async with self.http.stream("GET", url, headers=headers) as response:
-                    if response.status_code == 404:
-                        raise AppError.not_found(f"{what} not found upstream")
-                    if response.status_code in (401, 403):
-                        raise catalogs.UpstreamRefused(response.status_code)
-                    if response.status_code != 200:
-                        raise AppError.upstream(f"{what}: upstream answered {response.status_code}")
-                    with target.open("wb") as out:
-                        async for chunk in decoded_chunks(response, max_bytes):
-                            if digest is not None:
-                                digest.update(chunk)
-                            out.write(chunk)
-        except TooLarge as exc:
-            raise AppError.too_large(f"{what} exceeds the configured size limit") from exc
-        except BadBody as exc:
-            raise AppError.upstream(f"{what}: upstream {exc.reason}") from exc
-        except TimeoutError as exc:
-            raise AppError.upstream(f"{what}: download timed out", status=504) from exc
-        except httpx.HTTPError as exc:
-            raise AppError.upstream(f"{what}: upstream unreachable") from exc
-        if expected is not None and digest is not None and not expected.matches(digest.digest()):
-            log.error("integrity mismatch for %s (%s)", url, expected.algorithm)
-            raise AppError.upstream(f"{what} failed its integrity check; nothing was stored")
 
     # --- library files ------------------------------------------------------------------------
     async def library_version(self, name: str, version: str) -> LibraryVersion:
@@ -409,10 +356,12 @@ class Packages:
             )
         url = catalogs.library_file_url(self.upstreams.library_files, name, version, path)
         key: VersionKey = ("lib", name, version)
-        with self._temp_file() as tmp:
-            await self._download(url, tmp, expected, self.limits.max_file_bytes, "library file")
+        with temp_file(self.store.tmp_dir) as tmp:
+            await download_verified(
+                self.http, url, tmp, expected, self.limits.max_file_bytes, "library file"
+            )
             sink = self.store.new_sink()
-            stored = await anyio.to_thread.run_sync(_put_file, sink, tmp, blob_suffix(path))
+            stored = await anyio.to_thread.run_sync(put_file, sink, tmp, blob_suffix(path))
             try:
                 await anyio.to_thread.run_sync(self.store.add_file, key, path, stored)
             except BaseException:
@@ -422,12 +371,3 @@ class Packages:
         row = self.store.file("lib", name, version, path)
         assert row is not None
         return row
-
-
-def _put_file(sink: StoreSink, path: Path, suffix: str) -> StoredBlob:
-    def chunks() -> Iterator[bytes]:
-        with path.open("rb") as handle:
-            while chunk := handle.read(CHUNK_BYTES):
-                yield chunk
-
-    return sink.put(chunks(), suffix)

@@ -12,13 +12,7 @@ from assetgate.packages.query import (
     Q_MIN_CHARS,
     Q_PATTERN,
 )
-
-_ERROR: Final = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
-
-
-def _error(description: str) -> dict[str, Any]:
-    return {"description": description, "content": _ERROR}
-
+from assetgate.web.openapi import error_response
 
 SEARCH_RESULT: Final[dict[str, Any]] = {
     "type": "object",
@@ -58,14 +52,16 @@ PKG_PATTERN = (
 _PINNED = {
     "200": {"description": "The file, `Cache-Control: public, max-age=31536000, immutable`."},
     "304": {"description": "Not modified (strong ETag = sha256 of the file)."},
-    "401": _error("A package ASSETGATE_PACKAGES_TOKEN guards, asked without the bearer token."),
-    "404": _error(
+    "401": error_response(
+        "A package ASSETGATE_PACKAGES_TOKEN guards, asked without the bearer token."
+    ),
+    "404": error_response(
         "No such package, version or file; no published version; or a name"
         " ASSETGATE_PACKAGES_ALLOW/_DENY refuses (the message names the setting)."
     ),
-    "413": _error("The package exceeds a size limit."),
-    "502": _error("The upstream failed or the integrity check failed."),
-    "504": _error("The upstream download timed out."),
+    "413": error_response("The package exceeds a size limit."),
+    "502": error_response("The upstream failed or the integrity check failed."),
+    "504": error_response("The upstream download timed out."),
 }
 
 #: A range or tag (``^1``, ``latest``) answers with the exact version it resolves to, path kept.
@@ -88,7 +84,7 @@ OPENAPI: Final[dict[str, Any]] = {
             "summary": "Package search page (HTML).",
             "responses": {
                 "200": {"description": "The page.", "content": {"text/html": {}}},
-                "404": _error("The page is missing."),
+                "404": error_response("The page is missing."),
             },
         }
     },
@@ -135,9 +131,9 @@ OPENAPI: Final[dict[str, Any]] = {
                         }
                     },
                 },
-                "400": _error("Invalid q or limit."),
-                "405": _error("Method not allowed."),
-                "502": _error("The search catalogs cannot be fetched."),
+                "400": error_response("Invalid q or limit."),
+                "405": error_response("Method not allowed."),
+                "502": error_response("The search catalogs cannot be fetched."),
             },
         }
     },
@@ -184,9 +180,11 @@ OPENAPI: Final[dict[str, Any]] = {
             "responses": {
                 **_PINNED,
                 "302": {"description": "From a range or tag to the exact version."},
-                "501": _error("The bundler is not installed (the message names it)."),
-                "502": _error("The package cannot be built (names it and the first error)."),
-                "504": _error("The build or an upstream took longer than its deadline."),
+                "501": error_response("The bundler is not installed (the message names it)."),
+                "502": error_response(
+                    "The package cannot be built (names it and the first error)."
+                ),
+                "504": error_response("The build or an upstream took longer than its deadline."),
             },
         }
     },
@@ -215,15 +213,17 @@ OPENAPI: Final[dict[str, Any]] = {
                     "description": "`imports`, `scopes` where versions conflict, `integrity`.",
                     "content": {"application/importmap+json": {"schema": {"type": "object"}}},
                 },
-                "400": _error("A missing or malformed pkg."),
-                "401": _error("A guarded package (ASSETGATE_PACKAGES_TOKEN) without the token."),
-                "404": _error(
+                "400": error_response("A missing or malformed pkg."),
+                "401": error_response(
+                    "A guarded package (ASSETGATE_PACKAGES_TOKEN) without the token."
+                ),
+                "404": error_response(
                     "A package, version or entry that does not exist, or a package (or a"
                     " dependency) ASSETGATE_PACKAGES_ALLOW/_DENY refuses."
                 ),
-                "501": _error("The bundler is not installed (the message names it)."),
-                "502": _error("A registry failure, or a module that cannot be built."),
-                "504": _error("A build or an upstream took longer than its deadline."),
+                "501": error_response("The bundler is not installed (the message names it)."),
+                "502": error_response("A registry failure, or a module that cannot be built."),
+                "504": error_response("A build or an upstream took longer than its deadline."),
             },
         }
     },
@@ -236,7 +236,7 @@ OPENAPI: Final[dict[str, Any]] = {
             ],
             "responses": {
                 "200": {"description": "The file."},
-                "404": _error("No such file."),
+                "404": error_response("No such file."),
             },
         }
     },

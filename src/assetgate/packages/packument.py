@@ -7,6 +7,10 @@ the bytes and hands over one version at a time; only ``dist`` and ``deprecated``
 the dist-tags and the description are kept, and the caller runs it on a worker thread, where
 each version handed back lets the event loop in. The byte cap is the caller's
 (``ASSETGATE_PACKUMENT_MAX_BYTES``, checked while the body arrives).
+
+This is the one parser of a package document: a registry's answer and the reduced copy the store
+keeps for stale-if-error (``catalogs.packument_text``, read back by ``Store.load_packument``) go
+through the same rules (exact versions only, sane tags, a tarball per version).
 """
 
 from __future__ import annotations
@@ -17,20 +21,20 @@ from typing import Final
 
 import ijson
 
-from assetgate.errors import AppError
+from assetgate.errors import AppError, NotFound
 from assetgate.packages.integrity import parse_sri
 from assetgate.packages.versions import Dist, Packument, is_exact, is_tag
 
 MAX_DESCRIPTION_CHARS: Final = 1024
 
 
-class Unpublished(AppError):
+class Unpublished(NotFound):
     """A registry document with no versions and no dist-tags: every version was unpublished
     (npm keeps ``{"name", "time": {"unpublished": …}}``), or none was ever published. Not an
     upstream failure: a 404 saying so."""
 
     def __init__(self, name: str) -> None:
-        super().__init__(404, f"{name} has no published versions")
+        super().__init__(f"{name} has no published versions")
 
 
 def _str(value: object) -> str | None:

@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from assetgate.cpu.workgate import while_connected
-from assetgate.errors import AppError
+from assetgate.errors import AppError, NotFound, TimedOut, Unavailable
 from assetgate.operations.upstreams import Upstream
 from assetgate.packages.address import LibraryAddress, PackageAddress, parse_address
 from assetgate.packages.answers import (
@@ -212,7 +212,7 @@ async def files(request: Request) -> Response:
         response = await _address(request, address)
     except AppError as exc:
         exc.headers = {**CROSS_ORIGIN, **exc.headers}
-        if exc.status == 404 and not guarded:
+        if isinstance(exc, NotFound) and not guarded:
             exc.headers.setdefault("Cache-Control", MISS_CACHE)
         else:
             exc.headers.setdefault("Cache-Control", "no-store")
@@ -313,7 +313,7 @@ async def _esm(request: Request, name: str, version: str, subpath: str) -> Respo
             if attempt:
                 break
             await anyio.to_thread.run_sync(state.store.forget, ("esm", name, version))
-    raise AppError.upstream("the built module is not available, retry", status=503)
+    raise Unavailable("the built module is not available, retry")
 
 
 async def _while_connected(request: Request, work: Awaitable[T]) -> T:
@@ -337,10 +337,9 @@ async def importmap(request: Request) -> Response:
                 graph_of = resolve_graph(state.modules, wanted, state.policy)
                 top, graph, users = await _while_connected(request, graph_of)
         except TimeoutError:
-            raise AppError.upstream(
+            raise TimedOut(
                 f"the import map took longer than ASSETGATE_IMPORTMAP_TIMEOUT_S ({limit:g} s);"
-                " the modules built so far are kept: ask again",
-                status=504,
+                " the modules built so far are kept: ask again"
             ) from None
         for ref in graph:
             guarded = state.policy.check_client(ref.name, request.headers) or guarded

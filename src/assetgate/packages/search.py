@@ -17,7 +17,7 @@ from typing import Final
 from urllib.parse import unquote
 
 from assetgate.cache import Cache, dataclass_codec
-from assetgate.errors import AppError
+from assetgate.errors import AppError, TimedOut
 from assetgate.packages import catalogs
 from assetgate.packages.ingest import Packages
 from assetgate.packages.merge import Hit, merge_hits, rank_hits
@@ -48,7 +48,7 @@ CATALOG_NAMES: Final = {"npm": "the npm registry", "library": "the library catal
 
 def catalog_warning(name: str, failure: BaseException) -> str:
     """Words for the client; the upstream's own message stays in the log."""
-    timed_out = isinstance(failure, TimeoutError) or getattr(failure, "status", None) == 504
+    timed_out = isinstance(failure, (TimeoutError, TimedOut))
     why = "timed out" if timed_out else "failed"
     return f"{name}: searching {CATALOG_NAMES[name]} {why}; results are from the other catalog only"
 

@@ -194,11 +194,13 @@ class Store:
         row = self._reader.execute("SELECT COALESCE(SUM(size), 0) FROM blobs").fetchone()
         return int(row[0])
 
-    def load_packument(self, name: str) -> tuple[float, object] | None:
+    def load_packument(self, name: str) -> tuple[float, bytes] | None:
+        """When the kept document was fetched, and its JSON as saved (parsed by the one
+        packument parser, ``packages.packument``, as a registry's answer is)."""
         row = self._reader.execute(
             "SELECT fetched_at, body FROM packuments WHERE name=?", (name,)
         ).fetchone()
-        return None if row is None else (float(row[0]), json.loads(row[1]))
+        return None if row is None else (float(row[0]), str(row[1]).encode())
 
     # --- access times -------------------------------------------------------------------------
     def touch(self, key: VersionKey) -> bool:

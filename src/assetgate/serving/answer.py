@@ -18,6 +18,12 @@ Every answer says what the cache did in ``Cache-Status`` (``web.cachestatus``): 
 304 or a kept rendering, ``fwd=miss; stored`` for one made now, ``fwd=bypass`` for the file as it
 is (asked so, or a rendering that found nothing to change) or a rendering no cache holds. A part
 adds its own cache header through ``Rendering.headers`` (the optimizer's ``X-Optimizer-Cache``).
+
+``answer_stored`` is the same answer without the file: a variant another node rendered, of a
+version that node identified and shared (a remote source's object, ``sources.fingerprints``),
+read from the part's shared tier by its ETag. Steps 1, 3 and 5 with the same blocks, so node B's
+304 and 200 are node A's; anything else (not stored, a pass-through) is the caller's long way:
+find the file, then ``answer``.
 """
 
 from __future__ import annotations
@@ -131,6 +137,30 @@ async def answer(request: Request, found: FoundFile, variant: Variant[T]) -> Res
     if state != "BYPASS":  # the next request for this variant is a header-block copy
         kept = {**rendering.headers(result, "HIT"), **_HIT_HEADER}
         version.keep(key, prepared.with_ok(kept))
+    return Response(body, headers=headers)
+
+
+async def answer_stored(
+    request: Request,
+    version: FileVersion,
+    variant: Variant[T],
+    find: Callable[[str], Awaitable[T | None]],
+    tags: Tags | None = None,
+) -> Response | None:
+    """GET or HEAD for ``variant`` of a ``version`` another node identified, with no file here:
+    304 from the validators, or 200 from the rendering ``find`` reads by its ETag; None when it
+    holds none (or the file itself would answer). Nothing is kept: the version is no file's."""
+    rendering = variant.rendering
+    if rendering is None:
+        return None  # the file as it is: only the file answers
+    prepared = _prepare(variant, tags, version)
+    if prepared.matches(request):
+        return BlockResponse(304, prepared.not_modified)
+    result = await find(prepared.etag)
+    body = None if result is None else rendering.body(result)
+    if result is None or body is None:
+        return None
+    headers = {**prepared.headers, **rendering.headers(result, "HIT"), **_HIT_HEADER}
     return Response(body, headers=headers)
 
 

@@ -18,129 +18,82 @@ replaced is fetched again, never answered 404 on a 304. A partial download is
 ``tmp/<pid>.<random>.part``; at start the ones whose process is gone (a crash) or older than any
 fetch may run are removed and counted. A full disk (ENOSPC) evicts the least recently used copies
 this process holds and tries once more; still full, the answer is a 503 with ``Retry-After`` and
-``/readyz`` lists the cache as full until a copy is written again.
+``/readyz`` lists the cache as full until a copy is written again. One copy's bytes are written
+(hashed on the way) by ``sources.copy_writer``.
+
+A copy is handed out as a ``RemoteCopy``: the file the path check found together with its record,
+so nothing after the path check looks a copy up by its path again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import hashlib
 import json
 import logging
 import os
 import re
-import shutil
 import time
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Final
 
-import anyio.to_thread
-
-from assetgate.errors import AppError
+from assetgate.breaker import Breaker
+from assetgate.errors import AppError, NotFound, TimedOut, Unavailable, UpstreamFailed
 from assetgate.operations.metrics import Metrics
-from assetgate.serving.versions import Fingerprint
+from assetgate.sources.copy_writer import (
+    FULL_ERRNOS,
+    DiskFull,
+    HashingFile,
+    date_from,
+    free_bytes,
+    sweep_partials,
+)
 from assetgate.sources.remote import Remote, Validators, WriteFailed
 from assetgate.web.paths import Located
 
 log = logging.getLogger("assetgate.sources")
 
 _SUFFIX: Final = re.compile(r"[a-z0-9]{1,8}")
-WRITES_AHEAD: Final = 4  # chunks a copy's writer may fall behind the stream: the memory it holds
 RETRY_S: Final = 5.0  # a failing source is asked again after this long while a copy is served
-#: A partial download older than this belongs to no running fetch (each has a read deadline).
-STALE_PART_S: Final = 3600.0
 #: On ENOSPC, evict until the disk has this many times the bytes the fetch had written free.
 ROOM_FACTOR: Final = 2
 MIN_ROOM_BYTES: Final = 16 * 1024 * 1024
-FULL_ERRNOS: Final = frozenset({errno.ENOSPC, errno.EDQUOT})
 OK: Final = "ok"
-
-
-class _DiskFull(Exception):
-    """The copy could not be written: no space left (carries the bytes written until then)."""
-
-    def __init__(self, written: int) -> None:
-        super().__init__(written)
-        self.written = written
 
 
 @dataclass(slots=True)
 class Entry:
+    """One copy's record in the index: where it is, what the source said, what it was hashed to."""
+
     path: str
     validators: Validators
     size: int
     checked: float  # monotonic time of the last answer from the source; -inf: never (restart)
-    indexed: float = -float("inf")  # ``checked`` when its fingerprint was last shared (mounts)
+    indexed: float = -float("inf")  # ``checked`` when its fingerprint was last shared
     fingerprint: str | None = None  # hashed while written (None: a copy a previous run left)
     public: str | None = None  # the public path it answers ("/img/a.jpg"), for a purge
+    held: bool = True  # False once dropped or replaced: a request still holding it shares nothing
 
 
-class _HashingFile:
-    """Writes a copy and hashes it on the way, so the copy is never read again to be fingerprinted
-    and the disk never holds up the network: each chunk is hashed on the event loop (BLAKE3, ~0.1
-    ms per 512 KB) and written at its offset by a worker thread while the next chunk arrives. At
-    most ``WRITES_AHEAD`` chunks wait for the disk: a network faster than the disk is slowed down,
-    not buffered in memory (a 100 MB source, sixteen at once)."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RemoteCopy(Located):
+    """A remote object's copy as the source cache hands it out: the file the path check found
+    (a ``Located``, so every later step works on it unchanged) and the copy's own record. The
+    steps after the path check read the record from here (the fingerprint it was hashed to, the
+    ident its variants' alias and shared fingerprint are named by) instead of looking the copy
+    up by path again; and it stays the record of the bytes this request answers, even when a
+    newer copy replaces them meanwhile."""
 
-    def __init__(self, path: Path) -> None:
-        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        self.digest = Fingerprint()
-        self.size = 0
-        self._writes: list[asyncio.Task[None]] = []
-
-    async def write(self, chunk: bytes | memoryview) -> None:
-        self.digest.update(chunk)
-        offset, self.size = self.size, self.size + len(chunk)
-        pwrite = anyio.to_thread.run_sync(_write_at, self.fd, chunk, offset)
-        self._writes.append(asyncio.get_running_loop().create_task(pwrite))
-        behind = self.behind()
-        if len(behind) > WRITES_AHEAD:  # wait for the oldest; a cancelled wait leaves them be
-            await asyncio.wait(behind[: len(behind) - WRITES_AHEAD])
-        try:
-            self._settle()  # a disk error ends the copy now (``close`` still waits for the rest)
-        except OSError as exc:
-            raise WriteFailed(exc) from exc
-
-    def _settle(self) -> None:
-        """Drop the finished writes; the first that failed raises its error."""
-        first: BaseException | None = None
-        for done in [write for write in self._writes if write.done()]:
-            error = None if done.cancelled() else done.exception()  # each one retrieved
-            self._writes.remove(done)
-            first = first or error
-        if first is not None:
-            raise first
-
-    def behind(self) -> list[asyncio.Task[None]]:
-        """The writes not finished yet, oldest first."""
-        return [write for write in self._writes if not write.done()]
-
-    async def close(self) -> None:
-        """Wait for every write, then close the file. A write's thread is never abandoned (a
-        cancelled wait still waits for it), so none meets a closed or reused descriptor."""
-        cancelled: asyncio.CancelledError | None = None
-        while running := self.behind():
-            try:  # not ``gather``: cancelled, it cancels the tasks and leaves their threads running
-                await asyncio.wait(running)
-            except asyncio.CancelledError as exc:
-                cancelled = exc
-        os.close(self.fd)
-        if cancelled is not None:
-            raise cancelled
-        self._settle()
+    ident: str  # its file name: every node names an object alike (``Copies.ident``)
+    entry: Entry
 
 
-def _write_at(fd: int, chunk: bytes | memoryview, offset: int) -> None:
-    view = memoryview(chunk)
-    while view:
-        written = os.pwrite(fd, view, offset)
-        view, offset = view[written:], offset + written
+def _failing(source: str) -> None:
+    log.warning("source %s failing; serving the copies held here", source)
 
 
 class Copies:
@@ -153,9 +106,8 @@ class Copies:
         self.metrics = metrics
         self.used_bytes = 0
         self._entries: OrderedDict[str, Entry] = OrderedDict()
-        self._flights: dict[str, asyncio.Task[Located]] = {}
-        self._stale_logged: set[str] = set()
-        self._by_path: dict[str, str] = {}
+        self._flights: dict[str, asyncio.Task[RemoteCopy]] = {}
+        self._failing: dict[str, Breaker] = {}  # per source name: logged once while it fails
         self.full = False  # the last copy could not be written for lack of space
         self.swept = sweep_partials(root / "tmp")
         if self.swept:
@@ -175,15 +127,9 @@ class Copies:
         entry = self._entries.get(ident)
         return entry is not None and time.monotonic() < entry.checked + self.ttl_s
 
-    def entry_at(self, path: str) -> tuple[str, Entry] | None:
-        """The copy stored at ``path`` (a ``Located.real`` this cache handed out)."""
-        ident = self._by_path.get(path)
-        entry = None if ident is None else self._entries.get(ident)
-        return None if ident is None or entry is None else (ident, entry)
-
     async def locate(
         self, remote: Remote, key: str, max_bytes: int, public: str | None = None
-    ) -> Located:
+    ) -> RemoteCopy:
         """The local copy of ``key`` from ``remote``, fetched or revalidated when due;
         ``public``: the path it answers, kept beside the copy so a purge of a folder finds it."""
         ident = self.ident(remote, key)
@@ -196,7 +142,7 @@ class Copies:
             else:
                 self._entries.move_to_end(ident)
                 self._count(remote, "hit")
-                return Located(entry.path, info, fresh_until=entry.checked + self.ttl_s)
+                return self._copy(ident, entry, info)
         flight = self._flights.get(ident)
         if flight is None:
             flight = asyncio.get_running_loop().create_task(
@@ -208,26 +154,26 @@ class Copies:
 
     async def _refresh(
         self, remote: Remote, key: str, ident: str, max_bytes: int, public: str | None
-    ) -> Located:
+    ) -> RemoteCopy:
         entry = self._entries.get(ident) or self._recall(ident)  # a miss: one failed open
         if entry is not None and not os.path.exists(entry.path):
             self._forget(ident)  # gone (another process evicted it): no validators to send
             entry = None
         try:
             return await self._fetch(remote, key, ident, max_bytes, entry, public)
-        except _DiskFull as full:
+        except DiskFull as full:
             freed = self._make_room(full.written, keep=ident)
             if freed:
                 try:
                     return await self._fetch(remote, key, ident, max_bytes, entry, public)
-                except _DiskFull:
+                except DiskFull:
                     pass
             if not self.full:
                 log.warning("source cache disk is full; new objects are answered 503")
             self.full = True
             self._event("disk_full")
-            raise AppError(
-                503, "source cache is full, retry later", headers={"Retry-After": "5"}
+            raise Unavailable(
+                "source cache is full, retry later", headers={"Retry-After": "5"}
             ) from None
 
     async def _fetch(
@@ -238,43 +184,44 @@ class Copies:
         max_bytes: int,
         entry: Entry | None,
         public: str | None,
-    ) -> Located:
+    ) -> RemoteCopy:
         """One fetch into a new copy (conditional when ``entry`` is held), or the held copy on a
         304; a 304 whose copy vanished meanwhile fetches again, unconditionally."""
         final = self._path(ident)
         tmp = self.root / "tmp" / f"{os.getpid()}.{uuid.uuid4().hex}.part"
         started = time.perf_counter()
-        sink: _HashingFile | None = None
+        sink: HashingFile | None = None
         try:
             tmp.parent.mkdir(parents=True, exist_ok=True)
-            sink = _HashingFile(tmp)
+            sink = HashingFile(tmp)
             try:
                 got = await remote.fetch(key, entry.validators if entry else None, sink, max_bytes)
             finally:
                 await sink.close()
             if got is not None:
-                _date_from(tmp, got.last_modified)
+                date_from(tmp, got.last_modified)
                 final.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(tmp, final)
         except AppError as exc:
             tmp.unlink(missing_ok=True)
             self._fetched(remote, started, 0, error=str(exc.status))
-            if exc.status == 404:
+            if isinstance(exc, NotFound):
                 self._forget(ident)
-            elif exc.status in (502, 504) and entry is not None:
+            elif isinstance(exc, (UpstreamFailed, TimedOut)) and entry is not None:
                 return self._stale(remote, ident, entry)
             raise
         except (OSError, WriteFailed) as exc:
             tmp.unlink(missing_ok=True)
             error = exc.error if isinstance(exc, WriteFailed) else exc
             if error.errno in FULL_ERRNOS:
-                raise _DiskFull(sink.size if sink is not None else 0) from None
+                raise DiskFull(sink.size if sink is not None else 0) from None
             raise error from None
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
         now = time.monotonic()
-        self._stale_logged.discard(remote.name)
+        if remote.name in self._failing:
+            self._failing[remote.name].succeeded()
         if got is None and entry is not None:  # not modified: the copy is current
             tmp.unlink(missing_ok=True)
             self._fetched(remote, started, 0, result="revalidated")
@@ -292,11 +239,11 @@ class Copies:
         old = self._entries.pop(ident, None)
         if old is not None:
             self.used_bytes -= old.size
+            old.held = False
         entry = Entry(
             str(final), got, size, now, fingerprint=sink.digest.hexdigest(), public=public
         )
         self._entries[ident] = entry
-        self._by_path[entry.path] = ident
         self.used_bytes += size
         self._evict(keep=ident)
         return self._held(ident, entry)
@@ -307,7 +254,7 @@ class Copies:
         wanted = max(written * ROOM_FACTOR, MIN_ROOM_BYTES)
         evicted = 0
         for ident in list(self._entries):
-            if _free_bytes(self.root) >= wanted:
+            if free_bytes(self.root) >= wanted:
                 break
             if ident != keep:
                 self._forget(ident)
@@ -324,20 +271,27 @@ class Copies:
         if self.metrics is not None:
             self.metrics.source_cache_events.labels(event=event).inc(count)
 
-    def _held(self, ident: str, entry: Entry) -> Located:
+    def _held(self, ident: str, entry: Entry) -> RemoteCopy:
         self._entries.move_to_end(ident)
         try:
             info = os.stat(entry.path)
         except OSError:
             self._forget(ident)
             raise AppError.not_found() from None
-        return Located(entry.path, info, fresh_until=entry.checked + self.ttl_s)
+        return self._copy(ident, entry, info)
 
-    def _stale(self, remote: Remote, ident: str, entry: Entry) -> Located:
+    def _copy(self, ident: str, entry: Entry, info: os.stat_result) -> RemoteCopy:
+        fresh_until = entry.checked + self.ttl_s
+        return RemoteCopy(entry.path, info, fresh_until=fresh_until, ident=ident, entry=entry)
+
+    def _stale(self, remote: Remote, ident: str, entry: Entry) -> RemoteCopy:
         """The source failed: serve the copy, ask again after ``RETRY_S``."""
-        if remote.name not in self._stale_logged:
-            self._stale_logged.add(remote.name)
-            log.warning("source %s failing; serving the copies held here", remote.name)
+        breaker = self._failing.get(remote.name)
+        if breaker is None:
+            breaker = self._failing[remote.name] = Breaker(
+                cooldown_s=RETRY_S, on_open=lambda _exc: _failing(remote.name)
+            )
+        breaker.failed()
         entry.checked = time.monotonic() - self.ttl_s + min(RETRY_S, self.ttl_s)
         self._entries[ident] = entry
         self._count(remote, "stale")
@@ -364,7 +318,6 @@ class Copies:
         entry = Entry(str(path), validators, size, -float("inf"))
         entry.public = public if isinstance(public, str) else None
         self._entries[ident] = entry
-        self._by_path[entry.path] = ident
         return entry
 
     def _write_meta(self, final: Path, got: Validators, public: str | None) -> None:
@@ -412,7 +365,7 @@ class Copies:
         entry = self._entries.pop(ident, None)
         if entry is not None:
             self.used_bytes -= entry.size
-            self._by_path.pop(entry.path, None)
+            entry.held = False
         path = self._path(ident)
         for stale in (path, path.with_suffix(".meta")):
             with contextlib.suppress(OSError):
@@ -450,55 +403,3 @@ class Copies:
             metrics.source_fetch_errors.labels(**labels, status=error).inc()
         if result is not None:
             self._count(remote, result)
-
-
-def _free_bytes(path: Path) -> int:
-    try:
-        return shutil.disk_usage(path).free
-    except OSError:
-        return 0
-
-
-def sweep_partials(tmp: Path) -> int:
-    """Remove the partial downloads whose process is gone or that are older than any fetch;
-    how many. Another live process's are left alone (several may share the directory)."""
-    removed = 0
-    try:
-        parts = list(tmp.glob("*.part"))
-    except OSError:
-        return 0
-    now = time.time()
-    for part in parts:
-        owner = part.name.partition(".")[0]
-        try:
-            alive = owner.isdigit() and _alive(int(owner))
-            if alive and now - part.stat().st_mtime < STALE_PART_S:
-                continue
-            part.unlink()
-        except OSError:
-            continue
-        removed += 1
-    return removed
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return False  # this process has fetched nothing yet: a previous run's number
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _date_from(path: Path, last_modified: str | None) -> None:
-    """The copy's mtime is the object's Last-Modified: every node sends the same one."""
-    if not last_modified:
-        return
-    try:
-        stamp = parsedate_to_datetime(last_modified).timestamp()
-        os.utime(path, (stamp, stamp))
-    except (TypeError, ValueError, OverflowError, OSError):
-        return

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from assetgate.errors import AppError
+from assetgate.errors import AppError, TimedOut
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,8 +70,8 @@ async def copy_capped(
 
 
 def failed(name: str, why: str) -> AppError:
-    return AppError.upstream(f"source {name}: {why}", 502)
+    return AppError.upstream(f"source {name}: {why}")
 
 
 def timed_out(name: str, seconds: float) -> AppError:
-    return AppError.upstream(f"source {name}: no answer within {seconds:g} s", 504)
+    return TimedOut(f"source {name}: no answer within {seconds:g} s")

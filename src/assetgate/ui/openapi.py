@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any, Final
 
 from assetgate.ui.listing import QUERY_MAX
+from assetgate.web.openapi import error_response
 
-_ERROR: Final = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
 _PAGES: Final = {
     "/ui/": ("uiHome", "What the service offers, with links to every page."),
     "/ui/optimizer": ("uiOptimizer", "Optimizer playground; its query string is its state."),
@@ -44,7 +44,7 @@ OPENAPI: Final[dict[str, Any]] = {
             ],
             "responses": {
                 "200": {"description": "The file."},
-                "404": {"description": "No such file.", "content": _ERROR},
+                "404": error_response("No such file."),
             },
         }
     },
@@ -89,11 +89,10 @@ OPENAPI: Final[dict[str, Any]] = {
                         }
                     },
                 },
-                "400": {"description": "Invalid q or limit.", "content": _ERROR},
-                "404": {
-                    "description": "The listing is turned off (ASSETGATE_UI_FILE_LISTING=false).",
-                    "content": _ERROR,
-                },
+                "400": error_response("Invalid q or limit."),
+                "404": error_response(
+                    "The listing is turned off (ASSETGATE_UI_FILE_LISTING=false)."
+                ),
             },
         }
     },

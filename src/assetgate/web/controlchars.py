@@ -13,7 +13,7 @@ from typing import Final
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from assetgate.errors import AppError
+from assetgate.errors import NotFound
 from assetgate.web.responses import error_response
 
 # C0, DEL and C1: Unicode's "Cc" category.
@@ -27,6 +27,6 @@ class RefuseControlCharacters:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and CONTROL.search(scope["path"]):
             head = scope["method"] == "HEAD"
-            await error_response(AppError(404, "not found"), head=head)(scope, receive, send)
+            await error_response(NotFound(), head=head)(scope, receive, send)
             return
         await self.app(scope, receive, send)

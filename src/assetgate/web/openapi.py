@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 API_VERSION = "1.2.2"
+
+#: The one error body (``AppError``, rendered by ``web/responses.py``), referenced by every
+#: documented error answer through ``error_response``.
+ERROR_REF: Final = "#/components/schemas/Error"
 
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -76,11 +80,26 @@ SERVICE_PATHS: dict[str, Any] = {
 }
 
 
+def error_response(description: str, *, body: bool = True) -> dict[str, Any]:
+    """One documented error answer: ``description`` and, unless the answer has no body (a HEAD),
+    the JSON error every part answers with."""
+    if not body:
+        return {"description": description}
+    return {
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": ERROR_REF}}},
+    }
+
+
+def error_responses(described: Mapping[str, str], *, body: bool = True) -> dict[str, Any]:
+    """``error_response`` for each status -> description of ``described``."""
+    return {status: error_response(text, body=body) for status, text in described.items()}
+
+
 #: Every operation may answer it: the URL limit is checked before routing (web/urllimit.py).
-URL_TOO_LONG: dict[str, Any] = {
-    "description": "The URL is longer than ASSETGATE_MAX_URL_BYTES (16 KiB by default).",
-    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
-}
+URL_TOO_LONG: Final = error_response(
+    "The URL is longer than ASSETGATE_MAX_URL_BYTES (16 KiB by default)."
+)
 
 
 def make_document(paths: Iterable[Mapping[str, Any]]) -> dict[str, Any]:

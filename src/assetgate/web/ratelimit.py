@@ -17,10 +17,10 @@ The limiter is a safety valve, not the service: when the storage is unreachable 
 through and logs a warning (``fail_open``), or answers 503 with ``Retry-After`` when configured
 closed. It never turns a storage failure into a 500. A storage that hangs (a paused Redis accepts
 connections and never answers) must not cost every request its timeouts: one answer gets
-``STORAGE_DEADLINE_S``, and a failure opens a circuit breaker, as the cache tier has one
-(``cache.shared``): requests then skip the storage at once (the same fail-open or 503 answer) while
-one background task asks it every ``PROBE_INTERVAL_S``; the first answer closes the breaker. One
-warning when it opens, one line when it closes.
+``STORAGE_DEADLINE_S``, and a failure opens its ``Breaker`` (``assetgate.breaker``, the one every
+dependency has) with no request probing: requests then skip the storage at once (the same
+fail-open or 503 answer) while one background task asks it every ``PROBE_INTERVAL_S``; the first
+answer closes the breaker. One warning when it opens, one line when it closes.
 
 The client address comes from the socket. ``X-Forwarded-For`` is believed only when the socket
 peer is a configured trusted proxy, and then only as far back as the chain stays trusted: a client
@@ -45,7 +45,8 @@ from limits.aio.storage import Storage
 from limits.aio.strategies import MovingWindowRateLimiter
 from limits.storage import storage_from_string
 
-from assetgate.errors import AppError
+from assetgate.breaker import Breaker
+from assetgate.errors import AppError, Unavailable
 from assetgate.settings import Settings
 
 log = logging.getLogger("assetgate.ratelimit")
@@ -248,7 +249,11 @@ class RateLimiter:
         self.strategy = MovingWindowRateLimiter(self.storage)
         self.fail_open = fail_open
         self.trusted = parse_networks(trusted_proxies)
-        self._down_since: float | None = None  # the breaker is open (the storage is skipped)
+        # Open: the storage is skipped; no request probes (math.inf), the background task closes
+        # it (``_wait_for_storage``).
+        self.breaker = Breaker(
+            cooldown_s=math.inf, on_open=self._went_down, on_close=self._came_back
+        )
         self._probe: asyncio.Task[None] | None = None
 
     @classmethod
@@ -270,7 +275,7 @@ class RateLimiter:
         limiter fails open). Raises a 429 AppError (with ``Retry-After`` and the fields) when the
         budget is spent, or a 503 when the storage is down and the limiter fails closed.
         """
-        if self._down_since is not None:
+        if not self.breaker.allows():
             return self._outage_answer()
         try:
             async with asyncio.timeout(STORAGE_DEADLINE_S):
@@ -280,7 +285,8 @@ class RateLimiter:
             # Whatever the storage client raises (StorageError, a socket error, a timeout, a
             # protocol error after a restart) means "no answer": decided by policy, never a 500.
             # CancelledError is a BaseException and still propagates.
-            return self._on_storage_failure(exc)
+            self.breaker.failed(exc)
+            return self._outage_answer()
         reset_s = max(1, math.ceil(stats.reset_time - time.time()))
         quota = Quota(self.policy, stats.remaining, reset_s)
         headers = make_headers(quota)
@@ -288,25 +294,24 @@ class RateLimiter:
             raise AppError.rate_limited(reset_s, headers)
         return headers
 
-    def _on_storage_failure(self, exc: Exception) -> dict[str, str]:
-        if self._down_since is None:
-            self._down_since = time.monotonic()
-            action = "letting requests through" if self.fail_open else "answering 503"
-            log.warning(
-                "rate limit storage unreachable (%s: %s); %s until it answers again",
-                type(exc).__name__,
-                (str(exc) or f"no answer within {STORAGE_DEADLINE_S:g} s")[:200],
-                action,
-            )
-            if self._probe is None or self._probe.done():
-                self._probe = asyncio.get_running_loop().create_task(self._wait_for_storage())
-        return self._outage_answer()
+    def _went_down(self, exc: BaseException | None) -> None:
+        action = "letting requests through" if self.fail_open else "answering 503"
+        log.warning(
+            "rate limit storage unreachable (%s: %s); %s until it answers again",
+            type(exc).__name__,
+            (str(exc) or f"no answer within {STORAGE_DEADLINE_S:g} s")[:200],
+            action,
+        )
+        if self._probe is None or self._probe.done():
+            self._probe = asyncio.get_running_loop().create_task(self._wait_for_storage())
+
+    def _came_back(self, down_for_s: float) -> None:
+        log.warning("rate limit storage reachable again after %.1f s; limiting resumed", down_for_s)
 
     def _outage_answer(self) -> dict[str, str]:
         if self.fail_open:
             return {}
-        raise AppError(
-            503,
+        raise Unavailable(
             "rate limiter unavailable, retry later",
             headers={"Retry-After": str(OUTAGE_RETRY_AFTER_S)},
         )
@@ -319,12 +324,7 @@ class RateLimiter:
                 async with asyncio.timeout(STORAGE_DEADLINE_S):
                     if await self.storage.check():
                         break
-        if self._down_since is not None:
-            log.warning(
-                "rate limit storage reachable again after %.1f s; limiting resumed",
-                time.monotonic() - self._down_since,
-            )
-        self._down_since = None
+        self.breaker.succeeded()
 
     async def aclose(self) -> None:
         """Stop the background probe (the app's lifespan ends)."""

@@ -24,14 +24,13 @@ from typing import Final
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from assetgate.errors import AppError
+from assetgate.errors import Unavailable
 from assetgate.web.responses import error_response
 
 log = logging.getLogger("assetgate")
 
 RETRY_AFTER_S: Final = 5
-SHUTTING_DOWN: Final = AppError(
-    503,
+SHUTTING_DOWN: Final = Unavailable(
     "the server is shutting down; retry",
     headers={"Retry-After": str(RETRY_AFTER_S), "Connection": "close"},
 )

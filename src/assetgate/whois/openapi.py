@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from assetgate.web.openapi import error_responses
 from assetgate.whois import domain
 
-_ERROR: Final = {"$ref": "#/components/schemas/Error"}
 _NULLABLE_STR: Final = {"type": ["string", "null"]}
 _DATE: Final = {"type": ["string", "null"], "format": "date-time"}
 
@@ -94,18 +94,14 @@ _DOMAIN_PARAM: Final = {
 
 
 def _errors() -> dict[str, Any]:
-    described = {
+    return error_responses({
         "400": "domain missing or not a valid domain name; raw not a boolean",
         "403": "restricted top-level domain (.edu, .mil, configurable)",
         "405": "method other than GET or HEAD",
         "429": "rate limit exceeded (budget shared with the conversion interface), or the "
         "registry's own query quota (the body names the registry; Retry-After)",
         "500": "error while fetching whois data (error_id in the body and the log)",
-    }
-    return {
-        code: {"description": text, "content": {"application/json": {"schema": _ERROR}}}
-        for code, text in described.items()
-    }
+    })  # fmt: skip
 
 
 OPENAPI: Final[dict[str, Any]] = {

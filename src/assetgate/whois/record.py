@@ -184,10 +184,19 @@ def field_value(parsed: Parsed, path: str) -> object:
 
 
 def missing(parsed: Parsed, paths: tuple[str, ...]) -> tuple[str, ...]:
-    """``missing:<path>`` warnings for the ``paths`` a registered record has no value for."""
+    """``missing:<path>`` warnings for the ``paths`` a registered record has no value for.
+
+    A holder the registry redacted (``REDACTED FOR PRIVACY``, ``NOT DISCLOSED``) has its fields
+    withheld, not missed by the parser: no ``missing:registrant.*`` for it.
+    """
     if parsed.registered is not True:
         return ()
-    return tuple(MISSING + path for path in paths if not field_value(parsed, path))
+    withheld = "registrant." if parsed.registrant.redacted else None
+    return tuple(
+        MISSING + path
+        for path in paths
+        if not field_value(parsed, path) and not (withheld and path.startswith(withheld))
+    )
 
 
 def make_record(

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Final
 
 from assetgate.cpu import stop as stopping
-from assetgate.errors import AppError
+from assetgate.errors import TimedOut
 
 SCRIPT: Final = Path(__file__).with_name("build.mjs")
 MAX_STDERR_BYTES: Final = 64 * 1024
@@ -108,10 +108,9 @@ class Bundler:
         except subprocess.TimeoutExpired as exc:
             kill()
             process.communicate()
-            raise AppError.upstream(
+            raise TimedOut(
                 f"building {job.name} took longer than ASSETGATE_ESM_BUILD_TIMEOUT_S"
-                f" ({self.timeout_s:g} s)",
-                status=504,
+                f" ({self.timeout_s:g} s)"
             ) from exc
         finally:
             kill()  # esbuild's service process must not outlive its node

@@ -42,7 +42,7 @@ import anyio.to_thread
 from cachetools import TTLCache
 
 from assetgate.cpu.workgate import WorkGate
-from assetgate.errors import AppError
+from assetgate.errors import AppError, TimedOut, Unavailable
 from assetgate.packages.address import (
     PackageAddress,
     is_package_name,
@@ -146,7 +146,7 @@ class Modules:
         await self.packages.once(key, lambda: self._build(name, version, subpath))
         found = await self._present(name, version, subpath)
         if found is None:
-            raise AppError.upstream("the built module is not available, retry", status=503)
+            raise Unavailable("the built module is not available, retry")
         return found
 
     async def _present(self, name: str, version: str, subpath: str) -> Module | None:
@@ -207,7 +207,7 @@ class Modules:
         bundler = self._bundler()
         remembered = self._costly.get((name, version))
         if remembered is not None:
-            raise AppError(remembered.status, remembered.message, headers=remembered.headers)
+            raise remembered.again()
         await self.packages.ensure_version(name, version)
         ranges = dependency_ranges(await self._manifest(name, version))
         ranges.pop(name, None)
@@ -274,7 +274,7 @@ class Modules:
                 self._costly[package] = error
             raise error from exc
         except AppError as exc:
-            if exc.status == 504:  # past ASSETGATE_ESM_BUILD_TIMEOUT_S (not the pool's 503s)
+            if isinstance(exc, TimedOut):  # past ASSETGATE_ESM_BUILD_TIMEOUT_S (not the pool's)
                 self._costly[package] = exc
             raise
 

@@ -156,5 +156,6 @@ def parse_whois(text: str, tld: str | None = None) -> Parsed:
     parsed = builder.freeze()
     if parsed.registered is None and verdict is None:
         parsed = replace(parsed, warnings=(*parsed.warnings, UNPARSED_FORMAT))
-    absent = missing(parsed, PUBLISHED.get(tld or "", ()))
+    published = PUBLISHED.get(tld or "", ())
+    absent = missing(parsed, tuple(p for p in published if p not in builder.stated_absent))
     return replace(parsed, warnings=(*parsed.warnings, *absent)) if absent else parsed

@@ -74,6 +74,9 @@ _PLACEHOLDER: Final = re.compile(
 _KEY_VALUE: Final = re.compile(r"^\s*([^\s:%#>][^:]{0,80}?)\s*:\s*(.*?)\s*$")
 _IP_TAIL: Final = re.compile(r"[\s\[(,]")
 # A registry handle after a registrar's name; the name is the field, the handle stays in raw.
+# A date the registry says it has none of (NASK: ``renewal date: not defined`` for a name with
+# no renewal, such as the registry's own): no date, and no ``unparsed_date``/``missing:`` warning.
+NO_DATE: Final = frozenset({"not defined"})
 _HANDLE_SUFFIX: Final = re.compile(r"\s*\((?=[A-Z0-9-]*\d)[A-Z0-9]+(?:-[A-Z0-9]+)+\)$")
 _BRACKETED: Final = re.compile(r"\(\s*([A-Za-z]+)\s*\)$")
 _WORD: Final = re.compile(r"\w+")
@@ -219,6 +222,7 @@ class Builder:
     warnings: list[str] = field(default_factory=list)
     referral: str | None = None
     not_found: bool = False
+    stated_absent: set[str] = field(default_factory=set)  # field paths the answer says are unset
 
     def set_domain(self, value: str) -> None:
         if self.domain is None and clean(value):
@@ -237,6 +241,9 @@ class Builder:
         """``name`` is created, updated or expires; the first readable value wins."""
         text = clean(value)
         if text is None or self.dates.get(name):
+            return
+        if text.casefold() in NO_DATE:
+            self.stated_absent.add(f"dates.{name}")
             return
         parsed = parse_date(text)
         if parsed is None:

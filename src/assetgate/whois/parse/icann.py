@@ -29,6 +29,8 @@ REGISTRAR_KEYS: Final = {
     "registrar abuse contact email": "abuse_email",
     "abuse contact email": "abuse_email",
     "registrar abuse contact phone": "abuse_phone",
+    "registrar abuse email": "abuse_email",  # UARNet (lviv.ua …), relayed by whois.ua
+    "registrar abuse phone": "abuse_phone",
     "abuse contact phone": "abuse_phone",
 }
 REFERRAL_KEYS: Final = frozenset(

@@ -5,7 +5,8 @@ Two layouts share the syntax (moneals/whois-parsed#10):
   then a ``Contact Information:`` block (the registrant's public contact point); without an
   ``[Expires on]``/``[有効期限]`` line the expiry is the date in the state line,
   ``[Status] To be suspended (2026/04/30)`` (``[Expires on]`` wins when both are present);
-- attribute-type ``co.jp``/``ac.jp``/…: ``a. [Domain Name]``, ``g. [Organization]``,
+- attribute-type ``co.jp``/``ac.jp``/…: ``a. [Domain Name]``, ``g. [Organization]`` (``ne.jp``:
+  ``d. [Network Service Name]``),
   ``[State] Connected (2026/03/31)`` (the date the registration runs to), ``[Registered Date]``,
   no expiry label.
 Continuation lines (multi-line postal addresses) are indented with no bracket.
@@ -25,6 +26,10 @@ _LINE: Final = re.compile(r"^\s*(?:[a-z]\.\s*)?\[([^\]\[]{1,40})\]\s*(.*?)\s*$")
 # parentheses tolerated for Japanese output.
 _STATE_DATE: Final = re.compile(r"^(.*?)\s*[(（]\s*(\d{4}[/-]\d{1,2}[/-]\d{1,2})\s*[)）]\s*$")
 
+# ``[有効期限]`` (expiry) as some stored answers have it with a character lost in a lossy
+# decode (``[有効限]``); no other JPRS label starts with 有効 ("valid").
+_EXPIRY_PREFIX: Final = "有効"
+
 LABELS: Final = {
     "domain name": "domain",
     "ドメイン名": "domain",
@@ -32,6 +37,11 @@ LABELS: Final = {
     "登録者名": "registrant.name",
     "organization": "registrant.organization",
     "組織名": "registrant.organization",
+    # ne.jp names the network service, not an organisation: it is the holder all the same
+    # (``c. [ネットワークサービス名]`` / ``d. [Network Service Name]``; its kana reading
+    # ``b. [ねっとわーくさーびすめい]`` is not a name and is skipped)
+    "network service name": "registrant.organization",
+    "ネットワークサービス名": "registrant.organization",
     "name server": "ns",
     "ネームサーバ": "ns",
     "signing key": "dnskey",
@@ -74,7 +84,7 @@ def parse_jprs(text: str) -> Builder:
                 target = None
             continue
         label = match[1].strip().lower()
-        target = LABELS.get(label)
+        target = LABELS.get(label) or ("expires" if label.startswith(_EXPIRY_PREFIX) else None)
         if target == "registrant.street":
             if address_label not in (None, label):
                 target = None
@@ -96,7 +106,10 @@ def _apply(builder: Builder, target: str, value: str) -> None:
         if value:
             builder.set_dnssec(SIGNED)
     elif target in ("created", "expires", "updated"):
-        builder.set_date(target, value)
+        if value:
+            builder.set_date(target, value)
+        else:  # ``[Registered Date]`` left blank: JPRS has no such date (old ac.jp names)
+            builder.stated_absent.add(f"dates.{target}")
     elif target == "state":
         dated = _STATE_DATE.match(value)
         if dated is not None:  # "Connected (2026/03/31)", "To be suspended (2026/04/30)"

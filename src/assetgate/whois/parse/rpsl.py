@@ -71,9 +71,12 @@ IEDR_KEYS: Final = {"account": "registrar", "descr": "owner", "ren-status": "sta
 IEDR_LABELS: Final = {
     "domain holder": "registrant name",
     "account name": "registrar",
+    "registrar abuse contact": "registrar abuse contact email",
     "renewal status": "domain status",
     "locked status": "domain status",
 }
+# ``Locked status: YES`` / ``NO`` is a flag, not a status word: YES is the state "Locked".
+IEDR_LOCKED: Final = {"yes": "Locked", "no": ""}
 IIS_KEYS: Final = {"state": "registry-state"}
 IRNIC_REMARKS: Final = {"(domain holder)": "owner", "(domain holder address)": "holder-address"}
 REGISTRAR_URL_KEYS: Final = ("website", "www", "url")
@@ -120,14 +123,17 @@ def parse_iedr(text: str) -> Builder:
     Since the registry's move to ICANN labels (``Domain Name:``, ``Registrar:``, ``Registrant
     Name:``, ``Domain Status:``), answers in that layout are read line by line like any ICANN
     answer, wherever blank lines fall, not as RPSL objects; IEDR's own labels in that layout
-    (``Domain Holder:``, ``Account Name:`` for the registrar, ``Renewal status:``, ``Locked
-    status:``) are read as the ICANN ones they stand for.
+    (``Domain Holder:``, ``Account Name:`` for the registrar, ``Registrar Abuse Contact:``,
+    ``Renewal status:``, ``Locked status:``) are read as the ICANN ones they stand for, in either
+    layout (the ``Domain:`` answer of 2020 has only these).
     """
     if _ICANN_LABELS.search(text):
         builder = parse_icann(text)
     else:
         builder = parse_blocks(rename(split_blocks(text), IEDR_KEYS))
     for key, value in key_values(text):
+        if key == "locked status":
+            value = IEDR_LOCKED.get(value.lower(), value)
         if key in IEDR_LABELS:
             apply_pair(builder, IEDR_LABELS[key], value)
     return builder

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from assetgate.serving.versions import fingerprint_bytes
-from assetgate.sources.copies import WRITES_AHEAD, _HashingFile
+from assetgate.sources.copy_writer import WRITES_AHEAD, HashingFile
 
 pytestmark = pytest.mark.anyio
 
@@ -19,7 +19,7 @@ PIECE = 512 * 1024
 
 async def test_a_copy_is_written_whole_and_hashed_while_it_streams(tmp_path: Path) -> None:
     data = os.urandom(3 * 1024 * 1024 + 5)
-    sink = _HashingFile(tmp_path / "copy")
+    sink = HashingFile(tmp_path / "copy")
     for start in range(0, len(data), PIECE):
         await sink.write(memoryview(data)[start : start + PIECE])
     await sink.close()
@@ -34,7 +34,7 @@ async def test_a_cancelled_copy_never_writes_after_its_file_is_closed(tmp_path: 
     # another file. A cancelled close returns once no write is running; each piece is on disk
     # whole or not at all, and a file opened next (the freed descriptor number) stays untouched.
     data = os.urandom(24 * 1024 * 1024)
-    sink = _HashingFile(tmp_path / "copy")
+    sink = HashingFile(tmp_path / "copy")
     for start in range(0, len(data), PIECE):
         await sink.write(memoryview(data)[start : start + PIECE])
     await asyncio.sleep(0.002)  # some writes running, some not started
@@ -61,7 +61,7 @@ async def test_a_cancelled_close_returns_only_once_no_thread_writes(tmp_path: Pa
     data = os.urandom(4 * 8 * 1024 * 1024)
     for attempt in range(20):
         path = tmp_path / f"copy{attempt}"
-        sink = _HashingFile(path)
+        sink = HashingFile(path)
         for start in range(0, len(data), len(data) // 4):
             await sink.write(memoryview(data)[start : start + len(data) // 4])
         await asyncio.sleep(0.001)  # the threads are writing
@@ -80,7 +80,7 @@ async def test_a_cancelled_close_returns_only_once_no_thread_writes(tmp_path: Pa
 async def test_a_copy_never_holds_more_than_a_few_chunks_for_the_disk(tmp_path: Path) -> None:
     # A network faster than the disk must slow down, not pile a 100 MB source up in memory.
     data = os.urandom(32 * 1024 * 1024)
-    sink = _HashingFile(tmp_path / "copy")
+    sink = HashingFile(tmp_path / "copy")
     most = 0
     for start in range(0, len(data), PIECE):
         await sink.write(memoryview(data)[start : start + PIECE])
