@@ -8,7 +8,7 @@ refused at once with a 503 and ``Retry-After`` instead of a growing backlog. lib
 release the GIL, so the threads overlap on the cores. A finished job reaches its caller by one
 ``call_soon_threadsafe`` that resolves a plain asyncio future: no ``concurrent.futures`` future,
 no ``Condition``, no ``wrap_future`` or ``asyncio.wait`` (a no-op job's round trip went from
-~300 k to ~40 k instructions; docs/benchmarks.md).
+~230 k to ~56 k instructions, ~305 k to ~89 k with a receive watched; docs/benchmarks.md).
 
 Memory: a job may say what it costs (``cost``, its counted memory peak, known from the header
 probe: ``imaging.cost``). Jobs whose costs together fit ``memory_bytes`` go to the threads; one
