@@ -267,3 +267,28 @@ def test_dataclass_codec_round_trips_nested_values() -> None:
         codec.decode(b'{"kind": "z"}')
     with pytest.raises(CodecError):
         codec.decode(b"not json")
+
+
+@pytest.mark.timeout(20)  # before the fix the event loop spun for good: only this ends the test
+async def test_a_caller_arriving_as_the_computation_fails_gets_an_answer() -> None:
+    """A caller that finds the failed flight before its done callback ran (16 parallel requests
+    for an image over the per-job memory limit) must not spin on it: it computes again."""
+    cache = make()
+    release = asyncio.Event()
+    calls = 0
+
+    async def compute() -> bytes:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            await release.wait()
+        raise AppError(413, "file: over the memory safety limit")
+
+    first = asyncio.create_task(cache.get_or_compute("k", compute))
+    await wait_until_async(lambda: calls == 1, interval=0)
+    release.set()  # the computation ends in the next turn of the loop ...
+    late = asyncio.create_task(
+        cache.get_or_compute("k", compute)
+    )  # ... and this caller right after
+    outcomes = await asyncio.gather(first, late, return_exceptions=True)
+    assert [getattr(outcome, "status", outcome) for outcome in outcomes] == [413, 413]

@@ -192,19 +192,29 @@ class Cache(Generic[T]):
                 value, hit = await asyncio.shield(flight.task)
             except asyncio.CancelledError:
                 if flight.task.cancelled() and not _being_cancelled():
+                    self._forget_flight(key, flight)
                     continue  # the computation was dropped, not this caller: try again
                 raise
             except Exception:
                 if leader:
                     raise
                 self._raise_remembered(key)
-                continue  # the leader's failure: the next waiter computes
+                # The leader's failure: the next waiter computes. The ended flight is dropped
+                # here, not only by its done callback: a caller that came in after the task
+                # ended and before that callback ran would otherwise find it again, fail at once
+                # without yielding, and spin the event loop for good.
+                self._forget_flight(key, flight)
+                continue
             finally:
                 flight.callers -= 1
                 if flight.callers == 0 and not flight.task.done():
                     flight.task.cancel()
             self._count("hit" if hit else "miss")
             return value, hit
+
+    def _forget_flight(self, key: str, flight: _Flight[T]) -> None:
+        if self._flights.get(key) is flight:
+            del self._flights[key]
 
     def _start(
         self, key: str, compute: Callable[[], Awaitable[T]], refresh: bool, path: str | None
