@@ -38,7 +38,7 @@ import httpx
 from assetgate.admin.sigv4 import sign
 from assetgate.cache.objects import file_credentials
 from assetgate.settings import Settings
-from assetgate.web.upstream_body import ACCEPT_ENCODING, BadBody, TooLarge, read_body
+from assetgate.web.upstream_body import ACCEPT_ENCODING, BadBody, BodyOverCap, read_body
 
 log = logging.getLogger("assetgate.purge")
 
@@ -216,7 +216,7 @@ async def _send(http: httpx.AsyncClient, cdn: Cdn, batch: list[str], outcome: Cd
             answer = await _post(http, call)
         except httpx.HTTPError as exc:
             error = type(exc).__name__
-        except (TooLarge, BadBody) as exc:  # asking again would get the same answer
+        except (BodyOverCap, BadBody) as exc:  # asking again would get the same answer
             error = (
                 exc.reason
                 if isinstance(exc, BadBody)

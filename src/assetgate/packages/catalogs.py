@@ -24,7 +24,7 @@ from assetgate.packages.address import EXACT_LIBRARY_VERSION, LIBRARY_NAME, is_p
 from assetgate.packages.merge import Hit, Kind
 from assetgate.packages.packument import parse_packument
 from assetgate.packages.versions import Packument, is_exact
-from assetgate.web.upstream_body import BadBody, TooLarge, read_body
+from assetgate.web.upstream_body import BadBody, BodyOverCap, read_body
 
 PACKUMENT_MAX_BYTES: Final = 32 * 1024 * 1024  # ASSETGATE_PACKUMENT_MAX_BYTES' default
 SEARCH_MAX_BYTES: Final = 4 * 1024 * 1024
@@ -71,7 +71,7 @@ async def fetch_body(
                 if response.status_code != 200:
                     raise AppError.upstream(f"upstream answered {response.status_code}")
                 return await read_body(response, max_bytes)
-    except TooLarge as exc:
+    except BodyOverCap as exc:
         raise AppError.upstream(too_large) from exc
     except BadBody as exc:
         raise AppError.upstream(f"upstream {exc.reason}") from exc

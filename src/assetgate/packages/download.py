@@ -26,7 +26,7 @@ from assetgate.packages.catalogs import UpstreamRefused
 from assetgate.packages.integrity import Expected
 from assetgate.packages.store import StoreSink
 from assetgate.packages.tarball import CHUNK_BYTES, StoredBlob
-from assetgate.web.upstream_body import BadBody, TooLarge, decoded_chunks
+from assetgate.web.upstream_body import BadBody, BodyOverCap, decoded_chunks
 
 log = logging.getLogger("assetgate.packages")
 
@@ -72,7 +72,7 @@ async def download_verified(
                         if digest is not None:
                             digest.update(chunk)
                         out.write(chunk)
-    except TooLarge as exc:
+    except BodyOverCap as exc:
         raise AppError.too_large(f"{what} exceeds the configured size limit") from exc
     except BadBody as exc:
         raise AppError.upstream(f"{what}: upstream {exc.reason}") from exc

@@ -22,7 +22,7 @@ from assetgate.errors import AppError
 from assetgate.sources import guard
 from assetgate.sources.locations import Origin
 from assetgate.sources.remote import Sink, Validators, copy_capped, failed, timed_out, too_large
-from assetgate.web.upstream_body import BadBody, TooLarge, decoded_chunks
+from assetgate.web.upstream_body import BadBody, BodyOverCap, decoded_chunks
 
 log = logging.getLogger("assetgate.sources")
 
@@ -102,7 +102,7 @@ class OriginSource:
             raise failed(self.name, f"answered {status}")
         try:
             await copy_capped(decoded_chunks(response, max_bytes), sink, max_bytes)
-        except TooLarge:
+        except BodyOverCap:
             raise too_large(max_bytes) from None
         except BadBody as exc:
             raise failed(self.name, exc.reason) from None

@@ -9,7 +9,7 @@ raw bytes instead:
 - at most one coding, ``gzip`` or ``deflate`` (``identity`` is none); a stack or any other coding
   is refused (``BadBody``), as we never ask for one (``ACCEPT_ENCODING``);
 - decompressed in steps of at most ``STEP_BYTES`` on a worker thread, never on the event loop;
-- the caller's cap counts decoded bytes: one byte over it is ``TooLarge`` at once, the rest never
+- the caller's cap counts decoded bytes: one byte over it is ``BodyOverCap`` at once, the rest never
   decoded nor read. A declared ``Content-Length`` over the cap is refused before any byte when the
   body has no coding (with a coding it says nothing about the decoded size).
 
@@ -31,7 +31,7 @@ STEP_BYTES: Final = 256 * 1024
 _CODINGS: Final = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": 0}
 
 
-class TooLarge(Exception):
+class BodyOverCap(Exception):
     """The decoded body is over the caller's cap."""
 
 
@@ -106,22 +106,22 @@ def inflater_for(response: httpx.Response) -> Inflater | None:
 
 
 async def decoded_chunks(response: httpx.Response, max_bytes: int) -> AsyncIterator[bytes]:
-    """The body's decoded bytes as they arrive; ``TooLarge`` past ``max_bytes``."""
+    """The body's decoded bytes as they arrive; ``BodyOverCap`` past ``max_bytes``."""
     inflater = inflater_for(response)
     if inflater is None:
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > max_bytes:
-            raise TooLarge
+            raise BodyOverCap
     total = received = 0
     async for raw in response.aiter_raw(RAW_CHUNK_BYTES):
         received += len(raw)
         if inflater is None:
             if received > max_bytes:
-                raise TooLarge
+                raise BodyOverCap
             yield raw
             continue
         if received > max_bytes + max_bytes // 64 + RAW_CHUNK_BYTES:
-            raise TooLarge  # compressed data that decodes to (almost) nothing is no cheaper
+            raise BodyOverCap  # compressed data that decodes to (almost) nothing is no cheaper
         inflater.feed(raw)
         while True:
             # One step more than the cap allows is enough to know it is over.
@@ -131,14 +131,14 @@ async def decoded_chunks(response: httpx.Response, max_bytes: int) -> AsyncItera
                 break
             total += len(piece)
             if total > max_bytes:
-                raise TooLarge
+                raise BodyOverCap
             yield piece
     if inflater is not None:
         inflater.check_end()
 
 
 async def read_body(response: httpx.Response, max_bytes: int) -> bytes:
-    """The whole decoded body, at most ``max_bytes`` (``TooLarge`` beyond)."""
+    """The whole decoded body, at most ``max_bytes`` (``BodyOverCap`` beyond)."""
     body = bytearray()
     async for chunk in decoded_chunks(response, max_bytes):
         body += chunk

@@ -25,7 +25,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
 
-from assetgate.web.upstream_body import BadBody, TooLarge, decoded_chunks, read_body
+from assetgate.web.upstream_body import BadBody, BodyOverCap, decoded_chunks, read_body
 from assetgate.whois.bootstrap import origin
 from assetgate.whois.upstream import FetchError, RefusedServer, public_address
 
@@ -112,7 +112,7 @@ async def _raise_if_quota(response: httpx.Response) -> None:
     """429 and 422 are quotas; a 403 is one when its body says so (else a plain refusal)."""
     if response.status_code == 403:
         body = bytearray()
-        with contextlib.suppress(TooLarge, BadBody):  # what was read so far is enough to tell
+        with contextlib.suppress(BodyOverCap, BadBody):  # what was read so far is enough to tell
             async for chunk in decoded_chunks(response, QUOTA_BODY_BYTES):
                 body += chunk
         text = body.decode("utf-8", "replace").lower()
@@ -147,7 +147,7 @@ async def _read_capped(response: httpx.Response) -> bytes:
     """The decoded body (``web.upstream_body``: one coding at most, undone off the loop)."""
     try:
         return await read_body(response, RDAP_MAX_BYTES)
-    except TooLarge:
+    except BodyOverCap:
         raise FetchError(f"answer exceeds {RDAP_MAX_BYTES // 1024} KiB") from None
     except BadBody as exc:
         raise FetchError(exc.reason) from None
