@@ -41,13 +41,15 @@ def run_serve(project: Path, *args: str) -> str:
     return result.stdout
 
 
-def installed(project: Path) -> tuple[str, int]:
-    """The installed distribution's summary and its METADATA file's inode (new on reinstall)."""
+def installed(project: Path) -> tuple[str, tuple[int, int]]:
+    """The installed distribution's summary and its METADATA file's identity (new on reinstall):
+    inode and modification time, since a file system may give a new file the inode just freed."""
     found = list((project / ".venv" / "lib").glob("python3*/site-packages/tinyag-*.dist-info"))
     assert len(found) == 1, found
     metadata = found[0] / "METADATA"
     summary = next(line for line in metadata.read_text().splitlines() if line.startswith("Summary"))
-    return summary, metadata.stat().st_ino
+    info = metadata.stat()
+    return summary, (info.st_ino, info.st_mtime_ns)
 
 
 def test_restart_skips_pip_until_pyproject_or_the_lock_changes(tmp_path: Path) -> None:
