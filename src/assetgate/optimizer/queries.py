@@ -16,7 +16,14 @@ from starlette.datastructures import QueryParams
 
 from assetgate.minify.spec import AssetSpec, parse_asset_spec
 from assetgate.optimizer.params import bare_switches
-from assetgate.optimizer.presets import NO_PRESETS, Presets, expand, snap_width, transforms
+from assetgate.optimizer.presets import (
+    NO_PRESETS,
+    PRESET_PARAM,
+    Presets,
+    expand,
+    snap_width,
+    transforms,
+)
 from assetgate.optimizer.spec import ImageSpec, parse_spec
 from assetgate.optimizer.vocabulary import NO_AUTO_DEFAULT, AutoQuality
 
@@ -28,6 +35,7 @@ class Query:
     image: ImageSpec | None  # None: a public URL without any optimizer parameter (static file)
     cache_key: tuple[object, ...]  # the image spec's canonical key (empty for a static file)
     asset: AssetSpec  # the CSS/JS flags, for when the file turns out to be CSS or JavaScript
+    preset: str | None = None  # the ``preset`` named (a cache tag), None for a static file
 
 
 QueryReader = Callable[[bytes, bool], Query]
@@ -46,7 +54,7 @@ def read_query(
     if static_when_plain and not transforms(query):
         return Query(None, (), parse_asset_spec(query))
     spec = snap_width(parse_spec(expand(query, presets), auto), widths)
-    return Query(spec, spec.cache_key(), parse_asset_spec(query))
+    return Query(spec, spec.cache_key(), parse_asset_spec(query), query.get(PRESET_PARAM))
 
 
 def query_reader(

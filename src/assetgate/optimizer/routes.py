@@ -36,7 +36,7 @@ from assetgate.optimizer import result_codec
 from assetgate.optimizer.openapi import make_paths
 from assetgate.optimizer.params import ALIASES, FILE_PARAM
 from assetgate.optimizer.plan import Limits
-from assetgate.optimizer.presets import PRESET_PARAM, load_presets, transforms
+from assetgate.optimizer.presets import load_presets, transforms
 from assetgate.optimizer.queries import QueryReader, query_reader
 from assetgate.optimizer.render import Outcome
 from assetgate.optimizer.variants import image_ask, shared_answer, variant_for
@@ -74,6 +74,8 @@ class OptimizerState:
     signing_keys: tuple[str, ...]
     auto_formats: tuple[str, ...] = ("webp",)  # ASSETGATE_AUTO_FORMATS
     watermarks: Watermarks = field(default_factory=lambda: NO_WATERMARKS)
+    tag_headers: tuple[str, ...] = ()  # ASSETGATE_CACHE_TAG_HEADERS
+    edge_s: int = 0  # the edge's lifetime of an answer (``serving.tags.edge_seconds``)
 
 
 @asynccontextmanager
@@ -113,6 +115,8 @@ async def lifespan(res: Resources) -> AsyncIterator[OptimizerState]:
             signing_keys=tuple(settings.signing_keys),
             auto_formats=tuple(settings.auto_formats),
             watermarks=MappingProxyType(watermarks),
+            tag_headers=tuple(settings.cache_tag_headers),
+            edge_s=edge_seconds(settings.edge_revalidate_s, settings.cache_control),
         )
     finally:  # also when the app leaves its lifespan with an error
         if cache is not None:
@@ -146,7 +150,7 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
         signature = params.get(SIGNATURE_PARAM)
         require_signature(state.signing_keys, name, params.multi_items(), signature, ALIASES)
     query = state.read_query(request.scope["query_string"], static_when_plain)
-    tags = _tags(request, res.settings, name, tagged=query.image is not None)
+    tags = _tags(state, name, query.preset)
     fingerprints = res.mounts.fingerprints  # None: no result store, the nodes share nothing
     mounted = None  # a bucket, an origin or several mounts (sources.mounts): the same path rules
     if state.real_root is None:
@@ -173,16 +177,13 @@ async def _serve(request: Request, name: str, *, static_when_plain: bool) -> Res
     return await answer(request, FoundFile(found.real, found.stat, version, offer, tags), variant)
 
 
-def _tags(request: Request, settings: Settings, name: str, *, tagged: bool) -> Tags | None:
+def _tags(state: OptimizerState, name: str, preset: str | None) -> Tags | None:
     """The answer's cache tags: the path as its public URL names it (both URL forms alike) and
     the preset; None for a path the path check refuses anyway (a 404 follows)."""
     cleaned = clean_relative(name, reserved=RESERVED)
     if cleaned is None:
         return None
-    preset = request.query_params.get(PRESET_PARAM) if tagged else None
-    edge_s = edge_seconds(settings.edge_revalidate_s, settings.cache_control)
-    headers = tuple(settings.cache_tag_headers)
-    return Tags("/" + cleaned, "optimizer", preset, headers=headers, edge_s=edge_s)
+    return Tags("/" + cleaned, "optimizer", preset, headers=state.tag_headers, edge_s=state.edge_s)
 
 
 def _preflight_cors(settings: Settings) -> Mapping[str, str]:
