@@ -133,11 +133,11 @@ async def answer(request: Request, found: FoundFile, variant: Variant[T]) -> Res
     if body is None:  # a pass-through: the file itself (streamed if large), no kept bytes
         headers = {**prepared.headers, **rendering.headers(result, state), **_BYPASS_HEADER}
         return RangedFileResponse(found.path, headers=headers, stat_result=found.stat)
-    headers = {**prepared.headers, **rendering.headers(result, state), HEADER: VALUES[state]}
+    own = {**rendering.headers(result, state), HEADER: VALUES[state]}
     if state != "BYPASS":  # the next request for this variant is a header-block copy
         kept = {**rendering.headers(result, "HIT"), **_HIT_HEADER}
         version.keep(key, prepared.with_ok(kept))
-    return Response(body, headers=headers)
+    return _made(prepared, own, body)
 
 
 async def answer_stored(
@@ -160,8 +160,13 @@ async def answer_stored(
     body = None if result is None else rendering.body(result)
     if result is None or body is None:
         return None
-    headers = {**prepared.headers, **rendering.headers(result, "HIT"), **_HIT_HEADER}
-    return Response(body, headers=headers)
+    return _made(prepared, {**rendering.headers(result, "HIT"), **_HIT_HEADER}, body)
+
+
+def _made(prepared: Prepared, own: dict[str, str], body: bytes) -> Response:
+    """A rendering's 200: the variant's encoded headers, and the rendering's own encoded now."""
+    own.setdefault("Content-Length", str(len(body)))
+    return BlockResponse(200, prepared.block_with(own), body)
 
 
 def _prepare(variant: Variant[T], tags: Tags | None, version: FileVersion) -> Prepared:
@@ -177,6 +182,7 @@ def _prepare(variant: Variant[T], tags: Tags | None, version: FileVersion) -> Pr
             headers={**prepared.headers, **fields},
             not_modified=prepared.not_modified + block,
             ok=None if prepared.ok is None else prepared.ok + block,
+            shared=prepared.shared + block,
         )
     ok: HeaderBlock | None = None
     if variant.rendering is None and prepared.ok is not None:

@@ -36,6 +36,7 @@ class Prepared:
     headers: Mapping[str, str]
     not_modified: HeaderBlock
     ok: HeaderBlock | None = None
+    shared: HeaderBlock = ()  # ``headers`` encoded: what every answer of the variant starts with
 
     @classmethod
     def build(
@@ -45,12 +46,19 @@ class Prepared:
         headers: Mapping[str, str],
         ok: Mapping[str, str] | None = None,
     ) -> Prepared:
-        prepared = cls(etag, mtime, dict(headers), encode_headers(headers))
+        block = encode_headers(headers)
+        prepared = cls(etag, mtime, dict(headers), block, shared=block)
         return prepared if ok is None else prepared.with_ok(ok)
 
     def with_ok(self, ok: Mapping[str, str]) -> Prepared:
         """This answer with the 200's own headers added to the shared ones."""
-        return replace(self, ok=encode_headers({**self.headers, **ok}))
+        return replace(self, ok=self.block_with(ok))
+
+    def block_with(self, own: Mapping[str, str]) -> HeaderBlock:
+        """The shared headers and ``own`` (which win), encoded: only ``own`` is encoded now."""
+        added = encode_headers(own)
+        names = {name for name, _ in added}
+        return tuple(pair for pair in self.shared if pair[0] not in names) + added
 
     def matches(self, request: Request) -> bool:
         """The request's validators match: answer 304 (RFC 9110 §13.2.2)."""
