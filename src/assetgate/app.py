@@ -38,14 +38,11 @@ from assetgate.serving.hotlane import HotLane, HotLaneApp
 from assetgate.settings import Settings
 from assetgate.sources.buckets import round_trip_check
 from assetgate.ui.routes import PART as UI
-from assetgate.web.controlchars import RefuseControlCharacters
-from assetgate.web.edgebucket import EdgeBucketCheck
 from assetgate.web.openapi import API_VERSION, make_document
 from assetgate.web.ratelimit import Network, parse_networks, storage_uri
+from assetgate.web.request_checks import RequestChecks
 from assetgate.web.responses import on_app_error, on_http_exception, on_unexpected
 from assetgate.web.routegroup import grouped
-from assetgate.web.shutdown import ShutdownCancellation
-from assetgate.web.urllimit import UrlLimit
 from assetgate.whois.routes import PART as WHOIS
 
 log = logging.getLogger("assetgate")
@@ -69,11 +66,11 @@ def lane_of(scope: Scope) -> HotLane | None:
 
 class ObservedStarlette(Starlette):
     """Starlette with ``Observe`` outside its error middleware, so a 500 is seen and tagged too,
-    and the hot lane between them: a replayed answer is observed like any other. A path with a
-    control character is refused before either (web/controlchars.py); a request the shutdown
-    cancels is a 503 and one line, not a traceback (web/shutdown.py); an answer the nginx edge
-    would keep under another format bucket than the app's is marked not to be kept
-    (web/edgebucket.py)."""
+    and the hot lane between them: a replayed answer is observed like any other. The request
+    checks (web/request_checks.py) come between ``Observe`` and the lane: a URL too long or a
+    path with a control character is refused before routing, a request the shutdown cancels is
+    a 503 and one line, not a traceback, and an answer the nginx edge would keep under another
+    format bucket than the app's is marked not to be kept."""
 
     def __init__(
         self,
@@ -91,9 +88,7 @@ class ObservedStarlette(Starlette):
     def build_middleware_stack(self) -> ASGIApp:
         lane = HotLaneApp(super().build_middleware_stack(), lane_of=lane_of)
         return Observe(
-            ShutdownCancellation(
-                EdgeBucketCheck(RefuseControlCharacters(UrlLimit(lane, self._max_url_bytes)))
-            ),
+            RequestChecks(lane, self._max_url_bytes),
             trusted=self._trusted,
             interfaces=self._interfaces,
         )

@@ -11,22 +11,15 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Scope
 
 from assetgate.errors import NotFound
-from assetgate.web.responses import error_response
 
 # C0, DEL and C1: Unicode's "Cc" category.
 CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
-class RefuseControlCharacters:
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and CONTROL.search(scope["path"]):
-            head = scope["method"] == "HEAD"
-            await error_response(NotFound(), head=head)(scope, receive, send)
-            return
-        await self.app(scope, receive, send)
+def control_refusal(scope: Scope) -> NotFound | None:
+    """The 404 for a path with a control character (answered before routing by
+    ``web.request_checks``)."""
+    return NotFound() if CONTROL.search(scope["path"]) else None

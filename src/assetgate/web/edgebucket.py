@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Scope
 
 from assetgate.web.negotiation import edge_bucket, joined_field
 
@@ -39,19 +39,7 @@ def disagrees(scope: Scope) -> bool:
     return edge.decode("latin-1").strip() != edge_bucket(joined_field(accept))
 
 
-class EdgeBucketCheck:
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not disagrees(scope):
-            await self.app(scope, receive, send)
-            return
-
-        async def not_kept(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                kept = [(k, v) for k, v in message.get("headers", []) if k.lower() != NOT_KEPT[0]]
-                message = {**message, "headers": [*kept, NOT_KEPT]}  # replaces an edge TTL
-            await send(message)
-
-        await self.app(scope, receive, not_kept)
+def not_kept(message: Message) -> Message:
+    """The answer's start, marked for nginx not to keep (replacing an edge lifetime it had)."""
+    kept = [(k, v) for k, v in message.get("headers", []) if k.lower() != NOT_KEPT[0]]
+    return {**message, "headers": [*kept, NOT_KEPT]}

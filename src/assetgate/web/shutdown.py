@@ -43,50 +43,34 @@ def _consume_cancellation() -> None:
         task.uncancel()
 
 
-class ShutdownCancellation:
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
+async def answer_cancelled(scope: Scope, receive: Receive, send: Send, *, started: bool) -> None:
+    """A request whose task the shutdown cancelled (``web.request_checks`` catches it): the 503
+    when its answer has not ``started``, else nothing more on this connection; one line."""
+    _consume_cancellation()
+    what = f"{scope.get('method')} {scope.get('path', '')}"
+    if started:
+        # Nothing more can be said on this connection: it closes as the server exits.
+        log.warning("%s cancelled by the shutdown; its answer was cut", what)
+        return
+    log.warning("%s cancelled by the shutdown; answered 503", what)
+    response = error_response(SHUTTING_DOWN, head=scope.get("method") == "HEAD")
+    await response(scope, receive, send)
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await self._lifespan(scope, receive, send)
-            return
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = False
 
-        async def tracked(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
+async def run_lifespan(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
+    """The app's lifespan without the traceback of a shutdown the operator forced."""
 
-        try:
-            await self.app(scope, receive, tracked)
-        except asyncio.CancelledError:
-            _consume_cancellation()
-            what = f"{scope.get('method')} {scope.get('path', '')}"
-            if started:
-                # Nothing more can be said on this connection: it closes as the server exits.
-                log.warning("%s cancelled by the shutdown; its answer was cut", what)
-                return
-            log.warning("%s cancelled by the shutdown; answered 503", what)
-            response = error_response(SHUTTING_DOWN, head=scope.get("method") == "HEAD")
-            await response(scope, receive, send)
+    async def quiet(message: Message) -> None:
+        if message["type"] == "lifespan.shutdown.failed" and _cancelled():
+            return  # the request lines have said it; the exit stack has run
+        await send(message)
 
-    async def _lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
-        async def quiet(message: Message) -> None:
-            if message["type"] == "lifespan.shutdown.failed" and _cancelled():
-                return  # the request lines have said it; the exit stack has run
-            await send(message)
-
-        try:
-            await self.app(scope, receive, quiet)
-        except asyncio.CancelledError:
-            # The event loop is ending (a forced shutdown): uvicorn skipped the lifespan's
-            # shutdown; the exit stack's callbacks have run on the way up.
-            _consume_cancellation()
+    try:
+        await app(scope, receive, quiet)
+    except asyncio.CancelledError:
+        # The event loop is ending (a forced shutdown): uvicorn skipped the lifespan's
+        # shutdown; the exit stack's callbacks have run on the way up.
+        _consume_cancellation()
 
 
 def _cancelled() -> bool:

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Scope
 
 from assetgate.errors import AppError
-from assetgate.web.responses import error_response
 
 #: The request target httptools accepts at most (longer: its own text/plain 400).
 PARSER_MAX_TARGET: Final = 65_535
@@ -33,20 +32,13 @@ def url_bytes(scope: Scope) -> int:
     return path + (1 + query if query else 0)
 
 
-class UrlLimit:
-    """Pure ASGI: one length comparison per request, before routing."""
-
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app = app
-        self.max_bytes = max_bytes
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and url_bytes(scope) > self.max_bytes:
-            error = AppError(
-                414,
-                f"URL longer than {self.max_bytes} bytes (ASSETGATE_MAX_URL_BYTES)",
-                headers={"Connection": "close"},
-            )
-            await error_response(error, head=scope["method"] == "HEAD")(scope, receive, send)
-            return
-        await self.app(scope, receive, send)
+def too_long(scope: Scope, max_bytes: int) -> AppError | None:
+    """The 414 for a URL over ``max_bytes`` (answered before routing by
+    ``web.request_checks``), else None."""
+    if url_bytes(scope) <= max_bytes:
+        return None
+    return AppError(
+        414,
+        f"URL longer than {max_bytes} bytes (ASSETGATE_MAX_URL_BYTES)",
+        headers={"Connection": "close"},
+    )
