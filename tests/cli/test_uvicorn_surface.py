@@ -30,8 +30,11 @@ ATTRIBUTES = {
     "cycle": object,  # the running request/answer, None between requests
     "loop": asyncio.AbstractEventLoop,
 }
-#: What the guard reads of a running request's cycle.
-CYCLE = ("more_body", "response_complete")
+#: What the guard reads of a running request's cycle, and what ``cli/head_with_body.py`` swaps
+#: (the transport it writes to, the callback at its answer's end) or reads (``response_started``).
+CYCLE = ("more_body", "response_complete", "transport", "on_response", "response_started")
+#: The base's own methods the protocol overrides although their names are private.
+PRIVATE_OVERRIDES = ("_start_asgi_task",)
 
 
 def overridden() -> list[str]:
@@ -39,7 +42,8 @@ def overridden() -> list[str]:
     return [
         name
         for name, value in vars(GuardedHttpToolsProtocol).items()
-        if callable(value) and (not name.startswith("_") or name == "__init__")
+        if callable(value)
+        and (not name.startswith("_") or name == "__init__" or name in PRIVATE_OVERRIDES)
     ]
 
 
@@ -81,3 +85,20 @@ def test_the_503_still_comes_from_limit_concurrency_in_on_headers_complete() -> 
     source = inspect.getsource(HttpToolsProtocol.on_headers_complete)
     assert "self.limit_concurrency" in source
     assert "service_unavailable" in inspect.getsource(httptools_impl)
+
+
+def test_every_cycle_starts_through_start_asgi_task_and_writes_its_head_first() -> None:
+    """``_start_asgi_task`` is where the head holder is installed: both the first request and a
+    pipelined one start there; the cycle writes its head in one ``write`` once
+    ``response_started`` is set, then the body, then calls ``on_response``."""
+    assert "self._start_asgi_task(self.cycle, app)" in inspect.getsource(
+        HttpToolsProtocol.on_headers_complete
+    )
+    assert "self._start_asgi_task(cycle, app)" in inspect.getsource(
+        HttpToolsProtocol.on_response_complete
+    )
+    send = inspect.getsource(RequestResponseCycle.send)
+    started = send.index("self.response_started = True")
+    head = send.index('self.transport.write(b"".join(content))')
+    ended = send.index("self.on_response()")
+    assert started < head < ended

@@ -32,9 +32,10 @@ import time
 from typing import Any, Final
 
 from uvicorn.config import Config
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 from uvicorn.server import ServerState
 
+from assetgate.cli.head_with_body import hold_heads
 from assetgate.settings import Settings
 
 # Descriptors kept for everything but client connections: files, Redis, upstreams, minifiers.
@@ -175,6 +176,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._set_receiving(True)  # until on_message_complete, at once for a request without body
         if Guard.body_min_rate > 0:
             self._slow = self.loop.call_at(self._body_started + Guard.body_grace_s, self._check)
+
+    def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
+        hold_heads(cycle)  # the answer's head leaves with its body (cli/head_with_body.py)
+        super()._start_asgi_task(cycle, app)
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
