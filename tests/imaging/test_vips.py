@@ -11,7 +11,7 @@ import sys
 import pytest
 import pyvips
 
-from assetgate.imaging.vips import configure, engine_version
+from assetgate.imaging.vips import configure, engine_version, malloc_arenas
 from assetgate.settings import Settings
 
 # A fresh interpreter: N threads start together and each mallocs; glibc then prints one block per
@@ -63,7 +63,36 @@ def test_operator_malloc_arena_max_wins(monkeypatch: pytest.MonkeyPatch) -> None
     from assetgate.imaging.vips import limit_malloc_arenas
 
     monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
-    assert limit_malloc_arenas() is False
+    assert limit_malloc_arenas(2) is False
+
+
+def test_one_arena_for_each_thread_that_allocates_unless_set(tmp_path: os.PathLike[str]) -> None:
+    assert malloc_arenas(Settings(root=tmp_path, render_workers=3)) == 8
+    assert malloc_arenas(Settings(root=tmp_path, render_workers=1)) == 4
+    assert malloc_arenas(Settings(root=tmp_path, render_workers=3, malloc_arenas=2)) == 2
+
+
+@glibc_only
+def test_the_server_caps_the_arenas_it_derives(tmp_path: os.PathLike[str]) -> None:
+    """``configure`` (the app's lifespan) caps the arenas at the derived count: 4 for one render
+    thread, so 8 threads allocating at once share 4 arenas."""
+    probe = _ARENAS_PROBE.replace(
+        'if sys.argv[1] == "cap":\n    assert limit_malloc_arenas(2)',
+        "from assetgate.imaging.vips import configure\n"
+        "from assetgate.settings import Settings\n"
+        f"configure(Settings(root={str(tmp_path)!r}, render_workers=1))",
+    )
+    assert "configure(" in probe
+    environment = {k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"}
+    done = subprocess.run(
+        [sys.executable, "-c", probe, "configure"],
+        capture_output=True,
+        text=True,
+        env=environment,
+        check=True,
+        timeout=60,
+    )
+    assert 2 < len(re.findall(r"^Arena \d+:", done.stderr, flags=re.MULTILINE)) <= 4
 
 
 def test_configure_turns_the_operation_cache_off(tmp_path: os.PathLike[str]) -> None:
@@ -82,4 +111,4 @@ def test_operator_glibc_tunable_wins(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
     monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.tcache_count=0:glibc.malloc.arena_max=4")
-    assert limit_malloc_arenas() is False
+    assert limit_malloc_arenas(2) is False

@@ -3,8 +3,9 @@
 API:
 - ``configure(settings)``: operation cache off (it only holds memory when inputs rarely repeat),
   untrusted loaders blocked, per-image threads from ``ASSETGATE_VIPS_CONCURRENCY``, at most
-  two glibc malloc arenas (``limit_malloc_arenas``), libvips' INFO/DEBUG lines kept in C unless
-  the ``pyvips`` logger wants them (``route_libvips_log``).
+  glibc malloc arenas capped by ``ASSETGATE_MALLOC_ARENAS`` (``malloc_arenas``,
+  ``limit_malloc_arenas``), libvips' INFO/DEBUG lines kept in C unless the ``pyvips`` logger
+  wants them (``route_libvips_log``).
 - ``killable(image)``: a context manager; the computation of ``image`` inside it is killed when
   the current job's ``stop.Stop`` is abandoned or expires.
 - ``engine_version()``: a string naming the decoders/encoders, part of every image ETag so an
@@ -30,7 +31,6 @@ from assetgate.settings import Settings
 PIPELINE_VERSION = 4
 
 M_ARENA_MAX: Final = -8  # glibc <malloc.h>
-MALLOC_ARENAS: Final = 2
 # GLib <gmessages.h> levels: fatal/recursion flags, error, critical, warning, message.
 _WARNING_AND_UP: Final = 1 | 2 | 1 << 2 | 1 << 3 | 1 << 4 | 1 << 5
 _ALL_LEVELS: Final = _WARNING_AND_UP | 1 << 6 | 1 << 7  # ... and info, debug
@@ -43,7 +43,7 @@ def configure(settings: Settings) -> None:
     # Loaders not hardened against hostile input (magick, matload, ...) are refused outright.
     pyvips.block_untrusted_set(True)
     pyvips.concurrency_set(settings.vips_concurrency)
-    limit_malloc_arenas()
+    limit_malloc_arenas(malloc_arenas(settings))
     route_libvips_log(logging.getLogger("pyvips").isEnabledFor(logging.INFO))
 
 
@@ -63,16 +63,23 @@ def route_libvips_log(verbose: bool) -> None:
     )
 
 
-def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
+def malloc_arenas(settings: Settings) -> int:
+    """``ASSETGATE_MALLOC_ARENAS``, or one arena for each thread that allocates at once: every
+    render thread and its libvips worker, the event loop and one more."""
+    return settings.malloc_arenas or 2 * settings.render_workers + 2
+
+
+def limit_malloc_arenas(arenas: int) -> bool:
     """Cap glibc's malloc arenas, unless the operator set ``MALLOC_ARENA_MAX`` or the
     ``glibc.malloc.arena_max`` tunable (which win).
 
     glibc gives each new thread an arena of its own, up to 8 per core, and memory freed into one
-    arena is not reused by the others. Render threads and libvips' workers each touching tens of
-    megabytes then leave every arena holding its peak: measured with two worker processes at
-    c=16 on 1920x1080 PNG -> WebP, peak RSS 419 MB with the default, 328 MB with two arenas, at
-    the same throughput (the fix imgproxy and imaginary users reach for too). Returns whether
-    the limit was set (False off glibc, where ``mallopt`` is absent or refuses).
+    arena is not reused by the others: fewer arenas keep less memory at the peak. Too few make
+    the threads that allocate at once queue for an arena's lock. Two arenas (the cap until issue
+    42; imgproxy's container sets the same) cost ~0.3 ms of CPU on a 1 MP render at c=4 against
+    one arena per allocating thread, for 10-20 MiB less peak RSS at c=16 (docs/benchmarks.md,
+    "Malloc arenas"). Returns whether the limit was set (False off glibc, where ``mallopt`` is
+    absent or refuses).
     """
     if "MALLOC_ARENA_MAX" in os.environ or "glibc.malloc.arena_max" in os.environ.get(
         "GLIBC_TUNABLES", ""
