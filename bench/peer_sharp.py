@@ -5,6 +5,7 @@
     .venv/bin/python bench/peer_sharp.py --rss        # also peak RSS at c=16, result cache on/off
     .venv/bin/python bench/peer_sharp.py --in-process # also the render path, no HTTP either side
     .venv/bin/python bench/peer_sharp.py --rounds 20 --duration 6  # pairs: a 1-3 % difference
+    .venv/bin/python bench/peer_sharp.py --variant MALLOC_ARENA_MAX=2  # also assetgate with this
 
 Eight cases: four sources, each resized as JPEG and as WebP, at assetgate's default quality and
 WebP effort (read from its settings):
@@ -36,11 +37,16 @@ CPU per request of both (ms, median over rounds: read from /proc, it is what a l
 disturbs least) and their ratio. Both outputs are also checked: dimensions, bytes (identical), and
 PSNR/SSIM against a full-decode Lanczos3 reference. Targets (issue 42): at least 1.0x sharp's
 throughput on the 12 MP sources, at least 0.95x on the small ones.
+
+``--variant VAR=VALUE[,VAR=VALUE]`` (repeatable) starts one more assetgate with those variables
+in its environment, measured in the same rounds: a setting's effect is read against sharp in the
+same minutes, as this machine's speed drifts by more than the effect between two runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import statistics
@@ -238,27 +244,41 @@ def measure_rounds(
     return table
 
 
-def report_ratios(table: dict[str, list[dict[str, float]]]) -> bool:
+def report_ratios(
+    table: dict[str, list[dict[str, float]]], names: Sequence[str] = ("assetgate",)
+) -> bool:
+    """Each assetgate in ``names`` against sharp; the verdict is the first one's (the defaults)."""
     ok = True
     targets = {case.key: case.source.target for case in CASES}
     for key, rounds in table.items():
         target = targets[key]
-        ratios = [r["assetgate"] / r["sharp"] for r in rounds]
-        median = statistics.median(ratios)
-        ok = ok and median >= target
-        each = ", ".join(f"{r:.2f}" for r in ratios)
-        ours = statistics.median(r["assetgate cpu"] for r in rounds)
-        peer = statistics.median(r["sharp cpu"] for r in rounds)
-        cpu = statistics.median(r["assetgate cpu"] / r["sharp cpu"] for r in rounds)
-        ahead = sum(r > 1 for r in ratios)
-        say(
-            f"{key:<17} assetgate/sharp median {median:.3f}x, mean {statistics.mean(ratios):.3f}x, "
-            f"ahead in {ahead} of {len(ratios)} rounds (rounds: {each}); "
-            f"target >= {target:.2f}x: {'met' if median >= target else 'MISSED'}; "
-            f"server CPU per request sharp {peer:.2f} ms, assetgate {ours:.2f} ms "
-            f"({ours - peer:+.2f} ms, ratio {cpu:.2f})"
-        )
+        for number, name in enumerate(names):
+            ratios = [r[name] / r["sharp"] for r in rounds]
+            median = statistics.median(ratios)
+            if number == 0:
+                ok = ok and median >= target
+            each = ", ".join(f"{r:.2f}" for r in ratios)
+            ours = statistics.median(r[name + " cpu"] for r in rounds)
+            peer = statistics.median(r["sharp cpu"] for r in rounds)
+            cpu = statistics.median(r[name + " cpu"] / r["sharp cpu"] for r in rounds)
+            ahead = sum(r > 1 for r in ratios)
+            say(
+                f"{key:<17} {name}/sharp median {median:.3f}x, "
+                f"mean {statistics.mean(ratios):.3f}x, "
+                f"ahead in {ahead} of {len(ratios)} rounds (rounds: {each}); "
+                f"target >= {target:.2f}x: {'met' if median >= target else 'MISSED'}; "
+                f"server CPU per request sharp {peer:.2f} ms, {name} {ours:.2f} ms "
+                f"({ours - peer:+.2f} ms, ratio {cpu:.2f})"
+            )
     return ok
+
+
+def variant_env(spec: str) -> dict[str, str]:
+    """``VAR=VALUE[,VAR=VALUE]`` -> the variables, for ``--variant``."""
+    pairs = [item.split("=", 1) for item in spec.split(",") if item]
+    if not pairs or any(len(pair) != 2 or not pair[0] for pair in pairs):
+        sys.exit(f"bench: --variant wants VAR=VALUE[,VAR=VALUE], not {spec!r}")
+    return dict(pairs)
 
 
 def _assetgate_loop(root: Path, seconds: float, threads: int) -> dict[str, float]:
@@ -365,6 +385,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--in-process", action="store_true", help="also the render path without HTTP on both sides"
     )
+    parser.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="VAR=VALUE[,VAR=VALUE]",
+        help="also an assetgate with these environment variables, in the same rounds",
+    )
     args = parser.parse_args(argv)
     wrk = loadgen.ensure_wrk()
     script = ensure_sharp()
@@ -380,10 +407,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="assetgate-peer-") as tmp:
         root = Path(tmp)
         make_sources(root)
-        ours = start_assetgate(root, AssetgateConfig(1), COLD)
-        with loadgen.running(ours), loadgen.running(start_sharp(script, root, defaults)) as peer:
-            ours.name, peer.name = "assetgate", "sharp"
-            urls = {c.key: {s.name: s.base_url + c.path for s in (ours, peer)} for c in cases}
+        with contextlib.ExitStack() as running:
+            ours = running.enter_context(
+                loadgen.running(start_assetgate(root, AssetgateConfig(1), COLD))
+            )
+            ours.name = "assetgate"
+            servers = [ours]
+            for spec in args.variant:
+                env = {**COLD, **variant_env(spec)}
+                other = running.enter_context(
+                    loadgen.running(start_assetgate(root, AssetgateConfig(1), env))
+                )
+                other.name = f"assetgate[{spec}]"
+                servers.append(other)
+            peer = running.enter_context(loadgen.running(start_sharp(script, root, defaults)))
+            peer.name = "sharp"
+            servers.append(peer)
+            urls = {c.key: {s.name: s.base_url + c.path for s in servers} for c in cases}
             for case in cases:
                 for url in urls[case.key].values():
                     status, headers, _body = fetch(url)
@@ -391,8 +431,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         sys.exit(f"bench: {url} answered {status} {headers.get('content-type')}")
             say("output check (reference: full decode + Lanczos3 to the same size):")
             identical = quality_check(root, cases, urls)
-            table = measure_rounds((ours, peer), cases, args.rounds, args.duration, wrk)
-        ok = report_ratios(table) and identical
+            table = measure_rounds(servers, cases, args.rounds, args.duration, wrk)
+        ok = report_ratios(table, [s.name for s in servers[:-1]]) and identical
         if args.in_process:
             measure_in_process(script, root, defaults, args.duration)
         if args.rss:
