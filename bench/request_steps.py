@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/request_steps.py                 # 1 MP and 12 MP JPEG sources, 15 s
     .venv/bin/python bench/request_steps.py --duration 30
+    .venv/bin/python bench/request_steps.py --instructions  # callgrind: instructions per request
 
 Starts ``assetgate serve --workers 1`` (result cache off, access log on at INFO into /dev/null,
 metrics on: the shipped defaults) in a child process whose functions along the request's walk are
@@ -12,6 +13,13 @@ event loop beside the timed steps (HTTP parsing, the ASGI plumbing and middlewar
 scheduling). A step inside another is indented under it and counted once. A timer costs ~1 µs
 (two clock reads), so the event loop's remainder is a little low. Figures and how to read them:
 docs/benchmarks.md, "The cold path, step by step".
+
+``--instructions`` counts instead of timing: the same server under ``valgrind --tool=callgrind
+--separate-threads=yes``, 30 keep-alive requests for the 1 MP case (Chrome's image ``Accept``)
+after 5 warm-ups, and prints the instructions per request of each thread (thread 1 is the event
+loop). A loaded or drifting machine does not change them, so a change to the event loop's Python
+shows here when a req/s or CPU figure cannot (the kernel's share, e.g. a socket write, is not
+counted: callgrind sees user space only).
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -276,9 +285,69 @@ def report(
     say(f"  {rest:<36} {loop - loop_steps:8.0f} µs  (HTTP, ASGI, asyncio)")
 
 
+CHROME_ACCEPT = "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8"
+
+
+def instructions(root: Path, path: str, requests: int = 30) -> None:
+    """Instructions per request by thread, counted by callgrind around a live server."""
+    import http.client
+    import shutil
+
+    valgrind, control = shutil.which("valgrind"), shutil.which("callgrind_control")
+    if valgrind is None or control is None:
+        sys.exit("bench: --instructions needs valgrind (apt-get install valgrind)")
+    port = loadgen.free_port()
+    argv = ["serve", "--root", str(root), "--port", str(port), "--workers", "1"]
+    env = clean_env(
+        ASSETGATE_RESULT_CACHE_BYTES="0", ASSETGATE_RATE_LIMIT_PARTS="", ASSETGATE_LOG_LEVEL="info"
+    )
+    with tempfile.TemporaryDirectory(prefix="assetgate-callgrind-") as tmp:
+        out = Path(tmp) / "callgrind.out"
+        command = [valgrind, "--tool=callgrind", "--separate-threads=yes"]
+        command += [f"--callgrind-out-file={out}", str(ASSETGATE), *argv]
+        with open(os.devnull, "wb") as sink:
+            child = subprocess.Popen(command, env=env, stdout=sink, stderr=sink)
+        try:
+            deadline = time.monotonic() + 300
+            while not _answers(port):
+                if time.monotonic() > deadline or child.poll() is not None:
+                    sys.exit("bench: the server under callgrind did not start")
+                time.sleep(1)
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+            for counted in (False, True):
+                if counted:
+                    subprocess.run([control, "-z", str(child.pid)], check=True, capture_output=True)
+                for _ in range(requests if counted else 5):
+                    conn.request("GET", path, headers={"Accept": CHROME_ACCEPT})
+                    reply = conn.getresponse()
+                    reply.read()
+                    if reply.status != 200:
+                        sys.exit(f"bench: {path} answered {reply.status}")
+            subprocess.run([control, "-d", str(child.pid)], check=True, capture_output=True)
+            conn.close()
+        finally:
+            child.terminate()
+            child.wait(60)
+        counts: dict[int, int] = {}
+        for part in Path(tmp).glob("callgrind.out.1-*"):  # the dump after the zero: part 1
+            text = part.read_text(errors="replace")
+            thread = re.search(r"^thread: (\d+)", text, re.MULTILINE)
+            total = re.search(r"^(?:summary|totals): (\d+)", text, re.MULTILINE)
+            if thread and total:
+                counts[int(thread.group(1))] = int(total.group(1))
+    say(f"{path}: instructions per request by thread ({requests} keep-alive requests, callgrind)")
+    for thread, total in sorted(counts.items()):
+        if total >= requests * 1000:
+            label = "event loop" if thread == 1 else f"thread {thread}"
+            say(f"  {label:<12} {total / requests:12,.0f}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=int, default=15)
+    parser.add_argument(
+        "--instructions", action="store_true", help="count instructions (callgrind) instead"
+    )
     args = parser.parse_args(argv)
     wrk = loadgen.ensure_wrk()
     import pyvips
@@ -287,6 +356,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         root = Path(tmp)
         (root / "small.jpg").write_bytes(_photo(pyvips, 1200, 900, 4).jpegsave_buffer(Q=88))
         (root / "photo.jpg").write_bytes(_photo(pyvips, 4000, 3000, 4).jpegsave_buffer(Q=90))
+        if args.instructions:
+            instructions(root, "/small.jpg?width=400&format=jpeg")
+            return 0
         for name, width in (("small.jpg", 400), ("photo.jpg", 800)):
             measure(root, f"/{name}?width={width}&format=jpeg", args.duration, wrk)
     return 0
