@@ -163,9 +163,9 @@ class Settings(BaseSettings):
     """glibc malloc arenas of a process (its pools of memory, each with its own lock). 0 (the
     default): two per render thread, plus two (2 × `ASSETGATE_RENDER_WORKERS` + 2: each render
     thread and its libvips worker, the event loop), so the threads that allocate at once do not
-    wait for each other's lock. Fewer keep less memory: `2` used 10–20 MiB less at its peak and
-    ~0.3 ms more CPU per 1 MP image (docs/benchmarks.md, "Malloc arenas"). `MALLOC_ARENA_MAX` in
-    the environment wins.
+    wait for each other's lock. Fewer keep less memory: `2` (the cap before) kept 10–20 MiB less
+    at the peak and cost 0.4 ms more CPU per 1 MP image, 6 % fewer images a second
+    (docs/benchmarks.md, "Malloc arenas"). `MALLOC_ARENA_MAX` in the environment wins.
     """
 
     render_queue: Annotated[int, tuning("work")] = Field(default=64, ge=0)
