@@ -34,7 +34,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "assetgate"
         (Unpublished("left-pad"), NotFound, 404),
         (AppError.too_large("file: over the limit"), TooLarge, 413),
         (AppError.overloaded(), Overloaded, 503),
-        (AppError.timed_out(2.5), Overloaded, 503),
+        (AppError.over_time(2.5), Overloaded, 503),
         (Unavailable("retry"), Unavailable, 503),
         (AppError.upstream("registry answered invalid JSON"), UpstreamFailed, 502),
         (UpstreamRefused(403), UpstreamFailed, 502),
@@ -49,7 +49,7 @@ def test_each_kind_fixes_its_status(error: AppError, kind: type[AppError], statu
 
 def test_the_kinds_do_not_overlap() -> None:
     # A render past its deadline is "retry later" (503), not "something outside was slow" (504).
-    assert not isinstance(AppError.timed_out(1), TimedOut)
+    assert not isinstance(AppError.over_time(1), TimedOut)
     assert not isinstance(TimedOut("slow"), (UpstreamFailed, Unavailable))
     assert isinstance(AppError.overloaded(), Unavailable)
     assert not isinstance(Unavailable("retry"), Overloaded)
@@ -64,7 +64,7 @@ def test_factories_keep_what_the_client_sees() -> None:
         "waited too long for a worker",
         {"Retry-After": "7", "Cache-Control": "no-store"},
     )
-    late = AppError.timed_out(2.5)
+    late = AppError.over_time(2.5)
     assert late.message == "the work took longer than the limit of 2.5 s"
     assert late.headers == {"Retry-After": "1", "Cache-Control": "no-store"}
     assert AppError.overloaded(0).headers["Retry-After"] == "1"

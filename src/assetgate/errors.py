@@ -118,7 +118,7 @@ class AppError(Exception):
         return Overloaded(message, retry_after_s=retry_after_s)
 
     @classmethod
-    def timed_out(cls, seconds: float) -> Overloaded:
+    def over_time(cls, seconds: float) -> Overloaded:
         """A job past ``ASSETGATE_RENDER_TIMEOUT_S``: `Overloaded` (a 503 a client may retry,
         never cached), not `TimedOut` (504, something outside that did not answer in time)."""
         return Overloaded(f"the work took longer than the limit of {seconds:g} s")

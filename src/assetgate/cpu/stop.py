@@ -83,7 +83,7 @@ class Stop:
     def error(self) -> AppError:
         if self.reason == TIMEOUT:
             assert self.timeout_s is not None
-            return AppError.timed_out(self.timeout_s)
+            return AppError.over_time(self.timeout_s)
         return AppError.client_gone()
 
     def check(self) -> None:
