@@ -75,11 +75,11 @@ def limit_malloc_arenas(arenas: int) -> bool:
 
     glibc gives each new thread an arena of its own, up to 8 per core, and memory freed into one
     arena is not reused by the others: fewer arenas keep less memory at the peak. Too few make
-    the threads that allocate at once queue for an arena's lock. Two arenas (the cap until issue
-    42) cost 0.4 ms of CPU per 1 MP render at c=4 (6 % of the throughput) against one arena per
-    allocating thread, for 10-20 MiB less peak RSS at c=16 (docs/benchmarks.md, "Malloc
-    arenas"). Returns whether the limit was set (False off glibc, where ``mallopt`` is absent or
-    refuses).
+    the threads that allocate at once queue for an arena's lock. Two arenas (the former cap,
+    chosen for RSS) cost 0.4 ms of CPU per 1 MP render at c=4 (6 % of the throughput) against
+    one arena per allocating thread, for 10-20 MiB less peak RSS at c=16 (docs/benchmarks.md,
+    "Malloc arenas"). Returns whether the limit was set (False off glibc, where ``mallopt`` is
+    absent or refuses).
     """
     if "MALLOC_ARENA_MAX" in os.environ or "glibc.malloc.arena_max" in os.environ.get(
         "GLIBC_TUNABLES", ""

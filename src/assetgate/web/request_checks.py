@@ -5,7 +5,8 @@ Each check lives in its own module with its reasons: the URL's length (``web.url
 format bucket nginx keys the answer under (``web.edgebucket``: ``X-Accel-Expires: 0`` when it is
 not the app's reading of ``Accept``) and a request the shutdown cancels (``web.shutdown``: a 503,
 or a cut answer, and one line). They were four middlewares: four coroutine frames a request and
-two wrappers of every ``send``, ~5 % of the event loop's time on a cold 1 MP render (issue 42).
+two wrappers of every ``send``, ~5 % of the event loop's time on a cold 1 MP render, where
+the fixed cost of a request decides the throughput (docs/benchmarks.md, "Small images").
 A refusal goes out through the same ``send`` as any answer, so the edge's mark is on it too.
 """
 
