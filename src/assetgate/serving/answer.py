@@ -137,7 +137,7 @@ async def answer(request: Request, found: FoundFile, variant: Variant[T]) -> Res
     if state != "BYPASS":  # the next request for this variant is a header-block copy
         kept = {**rendering.headers(result, "HIT"), **_HIT_HEADER}
         version.keep(key, prepared.with_ok(kept))
-    return _made(prepared, own, body)
+    return prepared.rendered(own, body)
 
 
 async def answer_stored(
@@ -160,13 +160,7 @@ async def answer_stored(
     body = None if result is None else rendering.body(result)
     if result is None or body is None:
         return None
-    return _made(prepared, {**rendering.headers(result, "HIT"), **_HIT_HEADER}, body)
-
-
-def _made(prepared: Prepared, own: dict[str, str], body: bytes) -> Response:
-    """A rendering's 200: the variant's encoded headers, and the rendering's own encoded now."""
-    own.setdefault("Content-Length", str(len(body)))
-    return BlockResponse(200, prepared.block_with(own), body)
+    return prepared.rendered({**rendering.headers(result, "HIT"), **_HIT_HEADER}, body)
 
 
 def _prepare(variant: Variant[T], tags: Tags | None, version: FileVersion) -> Prepared:

@@ -60,6 +60,12 @@ class Prepared:
         names = {name for name, _ in added}
         return tuple(pair for pair in self.shared if pair[0] not in names) + added
 
+    def rendered(self, own: dict[str, str], body: bytes) -> BlockResponse:
+        """A rendering's 200: the shared headers and the rendering's ``own`` (its Content-Length
+        added when it has none), only these encoded now."""
+        own.setdefault("Content-Length", str(len(body)))
+        return BlockResponse(200, self.block_with(own), body)
+
     def matches(self, request: Request) -> bool:
         """The request's validators match: answer 304 (RFC 9110 §13.2.2)."""
         headers = request.headers
